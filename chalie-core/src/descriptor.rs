@@ -1,0 +1,126 @@
+//! The sealed assembler: the one place that builds what the model sees.
+
+use serde_json::{Map, Value, json};
+
+use crate::ability::{Ability, Effect};
+use crate::registry::AbilityEntry;
+
+/// The parameter every call may carry: a short line shown to the user.
+pub const ACT_SUMMARY_FIELD: &str = "act_summary";
+/// The parameter a call sets to run in the background, where allowed.
+pub const ASYNC_FIELD: &str = "async";
+
+/// What the assembled descriptor depends on besides the ability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AssembleOptions {
+    /// Whether the channel allows background calls, which adds `async`.
+    pub background_calls: bool,
+}
+
+impl AssembleOptions {
+    /// The options for `channel`.
+    pub fn for_channel(channel: crate::Channel) -> Self {
+        Self {
+            background_calls: channel.allows_background_calls(),
+        }
+    }
+}
+
+/// The full tool definition the model sees, in a provider-neutral form.
+/// Render it for a provider with [`ToolDescriptor::render`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDescriptor {
+    name: &'static str,
+    description: String,
+    parameters: Value,
+    effect: Effect,
+}
+
+impl ToolDescriptor {
+    /// The tool name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+    /// The description (the ability's summary).
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+    /// The parameters' JSON Schema, with the framework fields injected.
+    pub fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+    /// Read or write.
+    pub fn effect(&self) -> Effect {
+        self.effect
+    }
+}
+
+/// Assembles the descriptor of `entry`. Deterministic: the same input gives
+/// the same bytes, with or without a live request.
+pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescriptor {
+    let spec = entry.spec();
+    let mut parameters = entry.parameters().clone();
+    let object = match &mut parameters {
+        Value::Object(object) => object,
+        other => {
+            *other = json!({ "type": "object", "properties": {}, "required": [], "additionalProperties": false });
+            other.as_object_mut().expect("just set to an object")
+        }
+    };
+    let properties = object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(properties) = properties {
+        if !spec.actions().is_empty() {
+            constrain_action(
+                properties,
+                spec.actions().iter().map(|action| action.name()).collect(),
+            );
+        }
+        properties.insert(
+            ACT_SUMMARY_FIELD.into(),
+            json!({
+                "type": "string",
+                "description": "One short line, in the user's language, saying what this call does; shown to the user while it runs."
+            }),
+        );
+        if options.background_calls {
+            properties.insert(
+                ASYNC_FIELD.into(),
+                json!({
+                    "type": "boolean",
+                    "description": "true to run in the background instead of blocking the turn; you get a receipt now and the result later."
+                }),
+            );
+        }
+    }
+    ToolDescriptor {
+        name: spec.name(),
+        description: spec.summary().to_owned(),
+        parameters,
+        effect: spec.effect(),
+    }
+}
+
+/// A string `action` field gets the declared actions as its `enum`.
+fn constrain_action(properties: &mut Map<String, Value>, actions: Vec<&str>) {
+    if let Some(Value::Object(action)) = properties.get_mut("action") {
+        if action.get("type").and_then(Value::as_str) == Some("string")
+            && !action.contains_key("enum")
+        {
+            action.insert("enum".into(), json!(actions));
+        }
+    }
+}
+
+/// The assembled descriptor of an ability type. Implemented for every
+/// [`Ability`] by a blanket impl, so no ability can supply its own: a
+/// hand-written impl is a coherence error.
+pub trait AbilityExt: Ability + Sized {
+    /// The descriptor the model sees for this ability.
+    fn descriptor(options: AssembleOptions) -> ToolDescriptor {
+        assemble(&AbilityEntry::of::<Self>(), options)
+    }
+}
+
+impl<T: Ability> AbilityExt for T {}

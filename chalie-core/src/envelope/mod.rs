@@ -1,0 +1,154 @@
+//! The text envelope the model reads, rendered in one place.
+//!
+//! ```text
+//! [weather(status=success)]
+//! {"location":"Valletta, MT","condition":"Clear","temperature_c":24.1}
+//! [end:weather]
+//! ```
+//!
+//! The first and last lines are the only unescaped tags: any body line
+//! shaped like a tag (`[end:weather]`, `[weather(status=success)]`) gets one
+//! more leading backslash, so a web page or file can never close the
+//! envelope early or open a fake one; [`Envelope::parse`] removes exactly
+//! that backslash again.
+
+mod escape;
+mod header;
+
+use crate::ToolResult;
+use crate::result::Scalar;
+
+pub use escape::{escape_body, unescape_body};
+
+/// Renders `result` of the call to `tool` (with its `action`, if any) as the
+/// envelope text the model reads.
+pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) -> String {
+    let mut attributes: Vec<(String, String)> = Vec::new();
+    let content = match result.as_error() {
+        None => {
+            attributes.push(("status".into(), "success".into()));
+            let body = result.body().map(|body| body.render()).unwrap_or_default();
+            escape_body(&body)
+        }
+        Some(error) => {
+            attributes.push(("status".into(), "error".into()));
+            attributes.push(("code".into(), error.code().to_string()));
+            let mut lines = escape::escape_error_message(error.message());
+            if !error.hint().trim().is_empty() {
+                lines.push_str("\nhint: ");
+                lines.push_str(&one_line(error.hint()));
+            }
+            if !error.valid_values().is_empty() {
+                lines.push_str("\nvalid values: ");
+                let values: Vec<String> = error
+                    .valid_values()
+                    .iter()
+                    .map(|value| header::quote_if_needed(value, true))
+                    .collect();
+                lines.push_str(&values.join(", "));
+            }
+            if let Some(retry) = error.retry() {
+                lines.push_str(&match retry {
+                    crate::Retry::Never => "\nretry: no; change the call".to_owned(),
+                    crate::Retry::Now => "\nretry: yes".to_owned(),
+                    crate::Retry::After(seconds) => format!("\nretry: after {seconds}s"),
+                });
+            }
+            lines
+        }
+    };
+    if let Some(action) = action {
+        attributes.push(("action".into(), action.to_owned()));
+    }
+    for (key, value) in result.metadata() {
+        if !attributes.iter().any(|(existing, _)| existing == key) {
+            attributes.push((key.clone(), scalar_text(value)));
+        }
+    }
+    format!(
+        "{}\n{content}\n[end:{tool}]",
+        header::render(tool, &attributes)
+    )
+}
+
+fn scalar_text(value: &Scalar) -> String {
+    value.to_string()
+}
+
+/// Collapses whitespace runs (including newlines) into single spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A parsed envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The tool named in the tags.
+    pub tool: String,
+    /// The header attributes in order, `status` first.
+    pub attributes: Vec<(String, String)>,
+    /// The body between the tags, unescaped: the ability's body for a
+    /// success; message, hint and valid values lines for an error.
+    pub content: String,
+}
+
+/// Why a text is not an envelope.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EnvelopeError {
+    /// The first line is not `[tool(key=value, ...)]`.
+    #[error("the first line is not an envelope header `[tool(status=...)]`")]
+    BadHeader,
+    /// The last line is not `[end:tool]` for the same tool.
+    #[error("the last line is not `[end:{0}]`")]
+    BadFooter(String),
+}
+
+impl Envelope {
+    /// Parses envelope text produced by [`render_envelope`].
+    pub fn parse(text: &str) -> Result<Self, EnvelopeError> {
+        let (first, rest) = text.split_once('\n').ok_or(EnvelopeError::BadHeader)?;
+        let (tool, attributes) = header::parse(first).ok_or(EnvelopeError::BadHeader)?;
+        // Rendering writes "header\ncontent\n[end:tool]", so the rest is the
+        // content followed by the footer, even when the content is empty.
+        let footer = format!("\n[end:{tool}]");
+        let Some(content) = rest.strip_suffix(&footer) else {
+            return Err(EnvelopeError::BadFooter(tool));
+        };
+        Ok(Self {
+            tool,
+            attributes,
+            content: unescape_body(content),
+        })
+    }
+
+    /// The value of header attribute `key`.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(existing, _)| existing == key)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Whether the status is `success`.
+    pub fn is_success(&self) -> bool {
+        self.attribute("status") == Some("success")
+    }
+
+    /// The error code, for an error.
+    pub fn code(&self) -> Option<&str> {
+        self.attribute("code")
+    }
+
+    /// The body parsed as JSON, for a success with a JSON body.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(&self.content).ok()
+    }
+
+    /// The `hint:` line of an error.
+    pub fn hint(&self) -> Option<&str> {
+        self.content
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("hint: "))
+    }
+}

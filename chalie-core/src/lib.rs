@@ -1,0 +1,146 @@
+//! Tools for LLM agents as annotated Rust functions: one `#[ability]`
+//! function gives a tool every major model API accepts, with its contract
+//! checked by the compiler.
+//!
+//! ```
+//! use chalie_core::{Params, ToolResult, ability};
+//!
+//! #[derive(Params)]
+//! struct WeatherParams {
+//!     /// The city and country, e.g. `Valletta, MT`.
+//!     location: String,
+//! }
+//!
+//! /// Current weather for a city: condition and temperature in Celsius.
+//! /// Use it when the user asks about weather now; it has no forecasts.
+//! #[ability(
+//!     effect = read,
+//!     examples = [
+//!         "what's the weather in Rome",
+//!         "is it raining in London right now",
+//!         "how hot is it in Cairo today",
+//!         "check the weather in another city",
+//!         "temperature in Valletta",
+//!         "do I need an umbrella in Paris",
+//!     ],
+//! )]
+//! async fn weather(params: WeatherParams) -> ToolResult {
+//!     ToolResult::success(serde_json::json!({ "location": params.location, "condition": "Clear" }))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let registry = chalie_core::registry().expect("unique ability names");
+//! let entry = registry.get("weather").expect("linked");
+//! let turn = chalie_core::Turn::builder(chalie_core::Channel::Chat).build();
+//! let result = entry.call(&serde_json::json!({ "location": "Valletta, MT" }), turn).await;
+//! assert_eq!(
+//!     chalie_core::render_envelope("weather", None, &result),
+//!     "[weather(status=success)]\n{\"location\":\"Valletta, MT\",\"condition\":\"Clear\"}\n[end:weather]"
+//! );
+//! # }
+//! ```
+//!
+//! The pieces:
+//! - [`#[ability]`](ability) and [`#[derive(Params)]`](derive@Params) declare a tool;
+//!   [`registry()`] finds every linked one.
+//! - [`ToolResult`] is the one thing an ability returns; [`render_envelope`]
+//!   is the one renderer of what the model reads.
+//! - [`assemble`] (also [`AbilityExt::descriptor`]) builds the tool
+//!   definition, and [`ToolDescriptor::render`] renders it per [`Provider`].
+
+mod ability;
+mod descriptor;
+mod envelope;
+mod params;
+mod providers;
+mod registry;
+mod result;
+mod turn;
+
+pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};
+pub use descriptor::{
+    ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
+};
+pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
+pub use params::{
+    Bounded, NoParams, ParamEnum, ParamError, ParamErrors, ParamType, Params, Problem, Schemars,
+};
+pub use providers::{Provider, strict_schema};
+pub use registry::{AbilityEntry, PreparedCall, Registry, RegistryError, registry};
+pub use result::{
+    Body, ErrorCode, InvalidErrorCode, Media, Retry, Scalar, ToolError, ToolResult, is_kebab_case,
+};
+pub use turn::{
+    ActionRecord, ActionTrail, CallStatus, Channel, GateDecision, Progress, ProgressSink, Turn,
+    TurnBuilder,
+};
+
+#[doc = include_str!("docs/ability.md")]
+pub use chalie_macros::ability;
+
+/// Derives [`Params`](trait@Params) for a struct of documented fields.
+///
+/// Each field's `///` comment becomes its description (required: the model
+/// reads it). `Option<T>` fields are not required. Field keys:
+///
+/// | key | meaning |
+/// |---|---|
+/// | `#[param(default = 20)]` | used when the field is absent or `null`; shown in the schema |
+/// | `#[param(min = 1, max = 50)]` | bounds a number; in the schema and enforced when parsing |
+///
+/// ```
+/// use chalie_core::{ParamEnum, Params};
+///
+/// #[derive(Clone, Copy, ParamEnum)]
+/// enum Unit { Celsius, Fahrenheit }
+///
+/// #[derive(Params)]
+/// struct Forecast {
+///     /// The city, e.g. `Rome`.
+///     city: String,
+///     /// Days ahead, 1 to 7.
+///     #[param(default = 3, min = 1, max = 7)]
+///     days: u8,
+///     /// Temperature unit.
+///     unit: Option<Unit>,
+/// }
+///
+/// let schema = <Forecast as Params>::schema();
+/// assert_eq!(schema["required"], serde_json::json!(["city"]));
+/// assert_eq!(schema["properties"]["unit"]["enum"], serde_json::json!(["celsius", "fahrenheit"]));
+/// let parsed = Forecast::from_arguments(&serde_json::json!({ "city": "Rome" })).unwrap();
+/// assert_eq!(parsed.days, 3);
+/// let error = Forecast::from_arguments(&serde_json::json!({ "city": "Rome", "unit": "kelvin" })).unwrap_err();
+/// assert_eq!(error.to_string(), "`unit` must be one of `celsius`, `fahrenheit`, not `kelvin`");
+/// ```
+pub use chalie_macros::Params;
+
+/// Derives [`ParamType`] and [`ParamEnum`](trait@ParamEnum) for an enum
+/// of unit variants, each a snake_case string (`#[param(rename = "...")]`
+/// to choose another).
+pub use chalie_macros::ParamEnum;
+
+/// Not public API: what generated code refers to. It may change in any
+/// release.
+#[doc(hidden)]
+pub mod __private {
+    pub use linkme;
+    pub use serde_json;
+    pub use serde_json::Value;
+    pub use std::sync::OnceLock;
+
+    pub use crate::ability::{
+        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MacroOnly,
+    };
+    pub use crate::params::{
+        FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
+        assert_bounded, assert_param_type, assert_params, check_bounds, enum_schema,
+        fallback_schema, has_field, parse_enum_value,
+    };
+    pub use crate::registry::{ABILITIES, AbilityEntry};
+}
+
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,0 +1,173 @@
+//! Reading a JSON object field by field, collecting every problem.
+
+use serde_json::{Map, Value};
+
+use super::error::{ParamErrors, Problem};
+use super::types::{Bounded, found};
+use super::{ParamType, schema};
+
+/// Reads the fields of one object; used by `#[derive(Params)]` code.
+#[doc(hidden)]
+pub struct ObjectReader<'a> {
+    object: &'a Map<String, Value>,
+    path: &'a str,
+    errors: ParamErrors,
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+impl<'a> ObjectReader<'a> {
+    /// Starts reading `value`, which must be an object whose keys are all
+    /// among `fields`.
+    pub fn new(value: &'a Value, path: &'a str, fields: &[&str]) -> Result<Self, ParamErrors> {
+        let object = match value {
+            Value::Object(object) => object,
+            // A tool without parameters may be called with `null`.
+            Value::Null if fields.is_empty() => {
+                static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+                EMPTY.get_or_init(Map::new)
+            }
+            other => {
+                let found: &'static str = match other {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::String(_) => "a string",
+                    Value::Array(_) => "an array",
+                    Value::Object(_) => "an object",
+                };
+                return Err(ParamErrors::single(path, Problem::NotAnObject { found }));
+            }
+        };
+        let mut errors = ParamErrors::new();
+        for key in object.keys() {
+            if !fields.contains(&key.as_str()) {
+                let valid = fields.iter().map(|field| (*field).to_owned()).collect();
+                errors.push(join(path, key), Problem::UnknownField { valid });
+            }
+        }
+        Ok(Self {
+            object,
+            path,
+            errors,
+        })
+    }
+
+    /// Reads one field; `None` when it had a problem (recorded).
+    ///
+    /// An absent field and an explicit `null` mean the same: strict
+    /// providers send `null` for fields the model leaves out.
+    pub fn field<T: ParamType>(
+        &mut self,
+        name: &str,
+        default: Option<Value>,
+        min: Option<f64>,
+        max: Option<f64>,
+        check: Option<fn(&T, Option<f64>, Option<f64>) -> Result<(), String>>,
+    ) -> Option<T> {
+        let path = join(self.path, name);
+        let value = match self.object.get(name) {
+            Some(Value::Null) | None => match default {
+                Some(default) => default,
+                None if T::OPTIONAL => Value::Null,
+                None => {
+                    let expected = schema::describe(&T::schema());
+                    self.errors.push(path, Problem::Missing { expected });
+                    return None;
+                }
+            },
+            Some(value) => value.clone(),
+        };
+        let parsed = match T::parse(&value, &path) {
+            Ok(parsed) => parsed,
+            Err(errors) => {
+                self.errors.extend(errors);
+                return None;
+            }
+        };
+        if let Some(check) = check {
+            if let Err(bound) = check(&parsed, min, max) {
+                self.errors.push(
+                    path,
+                    Problem::OutOfRange {
+                        bound,
+                        found: found(&value),
+                    },
+                );
+                return None;
+            }
+        }
+        Some(parsed)
+    }
+
+    /// `Err` with every problem found, if any.
+    pub fn finish(&mut self) -> Result<(), ParamErrors> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(std::mem::take(&mut self.errors))
+        }
+    }
+
+    /// The problems recorded so far (used when a field came back `None`).
+    pub fn into_errors(self) -> ParamErrors {
+        if self.errors.is_empty() {
+            ParamErrors::invalid_definition()
+        } else {
+            self.errors
+        }
+    }
+}
+
+/// Enforces `#[param(min, max)]`.
+#[doc(hidden)]
+pub fn check_bounds<T: Bounded>(
+    value: &T,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> Result<(), String> {
+    let Some(number) = value.as_f64() else {
+        return Ok(());
+    };
+    match (min, max) {
+        (Some(min), Some(max)) if number < min || number > max => {
+            Err(format!("between {min} and {max}"))
+        }
+        (Some(min), _) if number < min => Err(format!("at least {min}")),
+        (_, Some(max)) if number > max => Err(format!("at most {max}")),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a string against a closed set, for `#[derive(ParamEnum)]`.
+#[doc(hidden)]
+pub fn parse_enum_value<'v>(
+    value: &'v Value,
+    path: &str,
+    values: &[&str],
+) -> Result<&'v str, ParamErrors> {
+    let valid = || values.iter().map(|value| (*value).to_owned()).collect();
+    match value {
+        Value::String(text) if values.contains(&text.as_str()) => Ok(text),
+        Value::String(text) => Err(ParamErrors::single(
+            path,
+            Problem::NotOneOf {
+                valid: valid(),
+                found: format!("`{text}`"),
+            },
+        )),
+        other => Err(ParamErrors::single(
+            path,
+            Problem::NotOneOf {
+                valid: valid(),
+                found: found(other),
+            },
+        )),
+    }
+}

@@ -1,0 +1,67 @@
+//! Nested types described by schemars, inlined into chalie's schema.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::ParamType;
+use super::error::{ParamErrors, Problem};
+
+/// A parameter whose schema comes from `schemars` and whose value is parsed
+/// by serde, for nested types that already derive both.
+///
+/// The schema is inlined: `$ref`, `$defs`, `$schema` and `title` are
+/// removed, and objects get `additionalProperties: false`. Recursive types
+/// cannot be inlined and are described as a plain object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schemars<T>(pub T);
+
+impl<T: JsonSchema + DeserializeOwned> ParamType for Schemars<T> {
+    fn schema() -> Value {
+        let generator = SchemaSettings::draft2020_12()
+            .with(|settings| settings.inline_subschemas = true)
+            .into_generator();
+        let mut schema = generator.into_root_schema_for::<T>().to_value();
+        tidy(&mut schema);
+        schema
+    }
+
+    fn parse(value: &Value, path: &str) -> Result<Self, ParamErrors> {
+        serde_json::from_value(value.clone())
+            .map(Schemars)
+            .map_err(|error| ParamErrors::single(path, Problem::Invalid(error.to_string())))
+    }
+}
+
+fn tidy(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for key in ["$schema", "$defs", "definitions", "title"] {
+                map.remove(key);
+            }
+            if map.contains_key("$ref") {
+                map.clear();
+                map.insert("type".into(), "object".into());
+                return;
+            }
+            if map.get("type").and_then(Value::as_str) == Some("object") {
+                map.entry("properties")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    // Property names are data, not keywords: tidy each
+                    // property's schema, never the names themselves.
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(tidy)
+                    }
+                    (_, value) => tidy(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}

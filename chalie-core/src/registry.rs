@@ -1,0 +1,222 @@
+//! Every linked ability, gathered by linkme at link time.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::ability::{Ability, AbilitySpec, BoxFuture};
+use crate::params::{ParamErrors, Params};
+use crate::{ToolResult, Turn};
+
+/// The distributed slice every `#[ability]` adds its entry to.
+#[doc(hidden)]
+#[linkme::distributed_slice]
+pub static ABILITIES: [AbilityEntry];
+
+/// A type-erased ability: its static facts and how to call it.
+#[derive(Clone, Copy)]
+pub struct AbilityEntry {
+    spec: &'static AbilitySpec,
+    parameters: fn() -> &'static Value,
+    prepare: fn(&Value) -> Result<PreparedCall, ParamErrors>,
+}
+
+impl std::fmt::Debug for AbilityEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AbilityEntry")
+            .field("name", &self.spec.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call whose arguments parsed: validated, not yet run.
+///
+/// The dispatcher parses before the permission gate so a malformed call
+/// never reaches an approver, then runs the same parsed value.
+pub struct PreparedCall {
+    run: Box<dyn FnOnce(Turn) -> BoxFuture<'static, ToolResult> + Send>,
+}
+
+impl PreparedCall {
+    /// Runs the ability on the parsed parameters.
+    pub fn run(self, turn: Turn) -> BoxFuture<'static, ToolResult> {
+        (self.run)(turn)
+    }
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PreparedCall")
+    }
+}
+
+fn prepare<A: Ability>(arguments: &Value) -> Result<PreparedCall, ParamErrors> {
+    let params = <A::Params as Params>::from_arguments(arguments)?;
+    Ok(PreparedCall {
+        run: Box::new(move |turn| A::call(params, turn)),
+    })
+}
+
+impl AbilityEntry {
+    /// The entry for ability type `A`.
+    pub const fn of<A: Ability>() -> Self {
+        Self {
+            spec: A::SPEC,
+            parameters: A::parameters,
+            prepare: prepare::<A>,
+        }
+    }
+
+    /// The ability's static facts.
+    pub const fn spec(&self) -> &'static AbilitySpec {
+        self.spec
+    }
+
+    /// The ability's name.
+    pub const fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+
+    /// The parameters' JSON Schema.
+    pub fn parameters(&self) -> &'static Value {
+        (self.parameters)()
+    }
+
+    /// Parses the model's arguments (framework fields already removed) into
+    /// a call ready to run, or every problem with them.
+    pub fn prepare(&self, arguments: &Value) -> Result<PreparedCall, ParamErrors> {
+        (self.prepare)(arguments)
+    }
+
+    /// Parses and runs in one step; a parse failure becomes the
+    /// self-correcting `invalid-arguments` error result.
+    pub async fn call(&self, arguments: &Value, turn: Turn) -> ToolResult {
+        match self.prepare(arguments) {
+            Ok(call) => call.run(turn).await,
+            Err(errors) => errors.into_tool_result(),
+        }
+    }
+}
+
+/// A set of abilities with unique names, sorted by name.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    entries: Vec<AbilityEntry>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+/// Why a registry could not be built.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RegistryError {
+    /// Two abilities share a name; the model could not tell them apart.
+    #[error(
+        "two abilities are named `{name}`: one in {first}, one in {second}; rename one with `#[ability(name = \"...\")]`"
+    )]
+    DuplicateName {
+        /// The shared name.
+        name: &'static str,
+        /// Where the first definition is.
+        first: crate::ability::Location,
+        /// Where the second definition is.
+        second: crate::ability::Location,
+    },
+}
+
+impl Registry {
+    /// A registry over chosen entries, rejecting duplicate names.
+    pub fn from_entries(
+        entries: impl IntoIterator<Item = AbilityEntry>,
+    ) -> Result<Self, RegistryError> {
+        let mut entries: Vec<AbilityEntry> = entries.into_iter().collect();
+        entries.sort_by(|a, b| {
+            a.name().cmp(b.name()).then(
+                a.spec
+                    .location()
+                    .module_path()
+                    .cmp(b.spec.location().module_path()),
+            )
+        });
+        let mut by_name = HashMap::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            if let Some(previous) = by_name.insert(entry.name(), index) {
+                return Err(RegistryError::DuplicateName {
+                    name: entry.name(),
+                    first: entries[previous].spec.location(),
+                    second: entry.spec.location(),
+                });
+            }
+        }
+        Ok(Self { entries, by_name })
+    }
+
+    /// The ability called `name`.
+    pub fn get(&self, name: &str) -> Option<&AbilityEntry> {
+        self.by_name.get(name).map(|&index| &self.entries[index])
+    }
+
+    /// Every ability, sorted by name.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &AbilityEntry> + '_ {
+        self.entries.iter()
+    }
+
+    /// How many abilities there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// A registry of the abilities whose names `keep` accepts.
+    pub fn filter(&self, mut keep: impl FnMut(&AbilityEntry) -> bool) -> Self {
+        let entries: Vec<AbilityEntry> = self
+            .entries
+            .iter()
+            .copied()
+            .filter(|entry| keep(entry))
+            .collect();
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.name(), index))
+            .collect();
+        Self { entries, by_name }
+    }
+}
+
+/// Every ability linked into this program.
+///
+/// Built once; fails when two linked abilities share a name, naming both
+/// definitions (linkme itself does not reject duplicates).
+///
+/// Abilities in a dependency crate are linked only if the program refers
+/// to that crate; an otherwise unused crate of abilities is silently left
+/// out. Force it in with [`link_abilities!`](crate::link_abilities).
+pub fn registry() -> Result<&'static Registry, RegistryError> {
+    static REGISTRY: OnceLock<Result<Registry, RegistryError>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| Registry::from_entries(ABILITIES.iter().copied()))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Forces a crate of abilities into the program, so that [`registry`]
+/// sees them even when nothing else in the program names that crate.
+///
+/// ```
+/// // In the binary: one line per crate that only contributes abilities.
+/// chalie_core::link_abilities!(chalie_core);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! link_abilities {
+    ($($krate:ident),+ $(,)?) => {
+        $(
+            #[allow(unused_extern_crates)]
+            extern crate $krate as _;
+        )+
+    };
+}

@@ -1,0 +1,414 @@
+//! `ToolResult`: the one value every ability returns.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// What an ability returns: a success or an error, never wire text.
+///
+/// A frozen value with exactly two constructors, [`ToolResult::success`]
+/// and [`ToolResult::error`]; the `with_*` methods only add optional parts.
+/// The dispatcher renders it into the envelope the model reads
+/// ([`render_envelope`](crate::render_envelope)); errors are data for the
+/// model, never a crashed turn.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "an ability returns its ToolResult"]
+pub struct ToolResult {
+    outcome: Outcome,
+    metadata: Vec<(String, Scalar)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    Success { body: Body, media: Option<Media> },
+    Error(ToolError),
+}
+
+impl ToolResult {
+    /// A success whose body is shown to the model: a string verbatim, or a
+    /// JSON value rendered compactly.
+    ///
+    /// ```
+    /// use chalie_core::ToolResult;
+    /// let text = ToolResult::success("3 events today");
+    /// let json = ToolResult::success(serde_json::json!({ "count": 3 }));
+    /// # let _ = (text, json);
+    /// ```
+    pub fn success(body: impl Into<Body>) -> Self {
+        Self {
+            outcome: Outcome::Success {
+                body: body.into(),
+                media: None,
+            },
+            metadata: Vec::new(),
+        }
+    }
+
+    /// An error the model can act on: a kebab-case `code` to match on, a
+    /// `message` saying what went wrong and a one-line `hint` saying how to
+    /// recover.
+    ///
+    /// A literal code inside an `#[ability]` function is checked at compile
+    /// time; a code built at run time that is not kebab-case is normalised
+    /// (see [`ErrorCode`]).
+    pub fn error(
+        code: impl Into<ErrorCode>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        Self {
+            outcome: Outcome::Error(ToolError {
+                code: code.into(),
+                message: message.into(),
+                hint: hint.into(),
+                valid_values: Vec::new(),
+                retry: None,
+            }),
+            metadata: Vec::new(),
+        }
+    }
+
+    /// Adds a rich-media payload for a UI; the model never sees it. Only a
+    /// success carries media; on an error this does nothing.
+    pub fn with_media(mut self, media: Media) -> Self {
+        if let Outcome::Success { media: slot, .. } = &mut self.outcome {
+            *slot = Some(media);
+        }
+        self
+    }
+
+    /// Adds one flat scalar to the envelope header, e.g. `count=3`. Keys are
+    /// snake_case words; other characters are replaced by `_`. A key given
+    /// twice keeps the last value.
+    pub fn with_metadata(mut self, key: &str, value: impl Into<Scalar>) -> Self {
+        let key = metadata_key(key);
+        self.metadata.retain(|(existing, _)| *existing != key);
+        self.metadata.push((key, value.into()));
+        self
+    }
+
+    /// Adds the values that would make the call valid. Only an error carries
+    /// them; on a success this does nothing.
+    pub fn with_valid_values<S: Into<String>>(
+        mut self,
+        values: impl IntoIterator<Item = S>,
+    ) -> Self {
+        if let Outcome::Error(error) = &mut self.outcome {
+            error.valid_values = values.into_iter().map(Into::into).collect();
+        }
+        self
+    }
+
+    /// Says whether retrying can help, and when. Only an error carries it.
+    pub fn with_retry(mut self, retry: Retry) -> Self {
+        if let Outcome::Error(error) = &mut self.outcome {
+            error.retry = Some(retry);
+        }
+        self
+    }
+
+    /// Whether this is a success.
+    pub fn is_success(&self) -> bool {
+        matches!(self.outcome, Outcome::Success { .. })
+    }
+
+    /// The body of a success.
+    pub fn body(&self) -> Option<&Body> {
+        match &self.outcome {
+            Outcome::Success { body, .. } => Some(body),
+            Outcome::Error(_) => None,
+        }
+    }
+
+    /// The media of a success.
+    pub fn media(&self) -> Option<&Media> {
+        match &self.outcome {
+            Outcome::Success { media, .. } => media.as_ref(),
+            Outcome::Error(_) => None,
+        }
+    }
+
+    /// The error, if this is one.
+    pub fn as_error(&self) -> Option<&ToolError> {
+        match &self.outcome {
+            Outcome::Error(error) => Some(error),
+            Outcome::Success { .. } => None,
+        }
+    }
+
+    /// The header metadata, in insertion order.
+    pub fn metadata(&self) -> &[(String, Scalar)] {
+        &self.metadata
+    }
+}
+
+fn metadata_key(key: &str) -> String {
+    let cleaned: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.is_empty() {
+        "_".into()
+    } else {
+        cleaned
+    }
+}
+
+/// The body of a success.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// Shown to the model verbatim.
+    Text(String),
+    /// Rendered as compact JSON.
+    Json(Value),
+    /// A value whose serialisation failed; the dispatcher reports it as a
+    /// `non-canonical-result` error instead of showing it.
+    Unserializable(String),
+}
+
+impl Body {
+    /// Serialises any serde value; a failure becomes [`Body::Unserializable`].
+    pub fn json(value: &impl Serialize) -> Self {
+        match serde_json::to_value(value) {
+            Ok(value) => Body::Json(value),
+            Err(error) => Body::Unserializable(error.to_string()),
+        }
+    }
+
+    /// The text the model sees.
+    pub fn render(&self) -> Cow<'_, str> {
+        match self {
+            Body::Text(text) => Cow::Borrowed(text),
+            Body::Json(value) => Cow::Owned(value.to_string()),
+            Body::Unserializable(error) => Cow::Owned(format!("(unserializable result: {error})")),
+        }
+    }
+}
+
+impl From<String> for Body {
+    fn from(text: String) -> Self {
+        Body::Text(text)
+    }
+}
+
+impl From<&str> for Body {
+    fn from(text: &str) -> Self {
+        Body::Text(text.to_owned())
+    }
+}
+
+impl From<Value> for Body {
+    fn from(value: Value) -> Self {
+        Body::Json(value)
+    }
+}
+
+/// A rich-media payload for a UI: a MIME type and its data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Media {
+    /// E.g. `image/png`, `application/vnd.chalie.card+json`.
+    pub mime_type: String,
+    /// The payload; binary data as base64 text.
+    pub data: Value,
+}
+
+impl Media {
+    /// A payload of `mime_type`.
+    pub fn new(mime_type: impl Into<String>, data: impl Into<Value>) -> Self {
+        Self {
+            mime_type: mime_type.into(),
+            data: data.into(),
+        }
+    }
+}
+
+/// A flat metadata value: strings, numbers and booleans only.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// A string.
+    Str(String),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Str(text) => f.write_str(text),
+            Scalar::Int(number) => write!(f, "{number}"),
+            Scalar::Float(number) => write!(f, "{number}"),
+            Scalar::Bool(flag) => write!(f, "{flag}"),
+        }
+    }
+}
+
+macro_rules! scalar_from {
+    ($variant:ident: $($ty:ty),*) => {$(
+        impl From<$ty> for Scalar {
+            fn from(value: $ty) -> Self {
+                Scalar::$variant(value.into())
+            }
+        }
+    )*};
+}
+scalar_from!(Str: String, &str);
+scalar_from!(Int: i8, i16, i32, i64, u8, u16, u32);
+scalar_from!(Float: f32, f64);
+scalar_from!(Bool: bool);
+
+impl From<usize> for Scalar {
+    fn from(value: usize) -> Self {
+        i64::try_from(value).map_or(Scalar::Float(value as f64), Scalar::Int)
+    }
+}
+
+impl From<u64> for Scalar {
+    fn from(value: u64) -> Self {
+        i64::try_from(value).map_or(Scalar::Float(value as f64), Scalar::Int)
+    }
+}
+
+/// A failed call, as the model reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    code: ErrorCode,
+    message: String,
+    hint: String,
+    valid_values: Vec<String>,
+    retry: Option<Retry>,
+}
+
+impl ToolError {
+    /// The kebab-case code.
+    pub fn code(&self) -> &ErrorCode {
+        &self.code
+    }
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// How to recover, in one line.
+    pub fn hint(&self) -> &str {
+        &self.hint
+    }
+    /// Values that would make the call valid.
+    pub fn valid_values(&self) -> &[String] {
+        &self.valid_values
+    }
+    /// Whether retrying helps, and when.
+    pub fn retry(&self) -> Option<Retry> {
+        self.retry
+    }
+}
+
+/// Whether retrying the same call can succeed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Retry {
+    /// Retrying the same call will fail the same way; change the call.
+    Never,
+    /// Retrying may succeed now.
+    Now,
+    /// Retrying may succeed after this many seconds.
+    After(f64),
+}
+
+/// A kebab-case error code: `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ErrorCode(Cow<'static, str>);
+
+/// A string that is not a kebab-case error code.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("error code `{0}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)")]
+pub struct InvalidErrorCode(pub String);
+
+impl ErrorCode {
+    /// A code from a literal, normalised to kebab-case if it is not (inside
+    /// `#[ability]` a non-kebab literal is a compile error instead).
+    pub fn new(code: &'static str) -> Self {
+        if is_kebab_case(code) {
+            Self(Cow::Borrowed(code))
+        } else {
+            Self(Cow::Owned(kebabize(code)))
+        }
+    }
+
+    /// A code built at run time, rejected unless already kebab-case.
+    pub fn parse(code: impl Into<String>) -> Result<Self, InvalidErrorCode> {
+        let code = code.into();
+        if is_kebab_case(&code) {
+            Ok(Self(Cow::Owned(code)))
+        } else {
+            Err(InvalidErrorCode(code))
+        }
+    }
+
+    /// The code as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&'static str> for ErrorCode {
+    fn from(code: &'static str) -> Self {
+        Self::new(code)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether `code` matches `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`.
+pub fn is_kebab_case(code: &str) -> bool {
+    code.starts_with(|c: char| c.is_ascii_lowercase())
+        && code.split('-').all(|segment| {
+            !segment.is_empty()
+                && segment
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+fn kebabize(code: &str) -> String {
+    let mut out = String::new();
+    let mut previous_lower = false;
+    for c in code.chars() {
+        if c.is_ascii_uppercase() {
+            if previous_lower {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+            previous_lower = false;
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+            previous_lower = true;
+        } else {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+            previous_lower = false;
+        }
+    }
+    let trimmed = out
+        .trim_matches('-')
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
+    if trimmed.is_empty() {
+        "tool-error".into()
+    } else {
+        trimmed.to_owned()
+    }
+}

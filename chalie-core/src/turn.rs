@@ -1,0 +1,313 @@
+//! `Turn`: the per-call context an ability may take as `&Turn`.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// Who is on the other end of a call, which decides what the gate allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// A human is present and can approve.
+    Chat,
+    /// A background pass; nobody to ask.
+    Subconscious,
+    /// A connected agent; nobody to ask.
+    External,
+}
+
+impl Channel {
+    /// Whether a human can be asked for approval on this channel.
+    pub const fn has_human(self) -> bool {
+        matches!(self, Channel::Chat)
+    }
+
+    /// Whether calls on this channel may run in the background (`async:
+    /// true`): only in a chat, where the turn goes on while they run.
+    pub const fn allows_background_calls(self) -> bool {
+        matches!(self, Channel::Chat)
+    }
+
+    /// The channel's name as used in configuration.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Channel::Chat => "chat",
+            Channel::Subconscious => "subconscious",
+            Channel::External => "external",
+        }
+    }
+}
+
+/// A progress message an ability reported during a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// The call that reported it.
+    pub call_id: String,
+    /// The ability that reported it.
+    pub tool: String,
+    /// What it said.
+    pub message: String,
+}
+
+/// Receives progress messages, e.g. to stream them to a UI.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// How the permission gate decided a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateDecision {
+    /// The policy allowed it.
+    Allowed,
+    /// A human approved it.
+    Approved,
+    /// A human rejected it, or did not answer in time.
+    Rejected,
+    /// The policy denied it.
+    Denied,
+    /// An internal ability: not gated.
+    Internal,
+    /// Rejected before the gate (unknown tool, bad arguments, rate limit).
+    NotReached,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// It returned a success.
+    Success,
+    /// It returned an error, or was refused.
+    Error,
+    /// It was started in the background and has not finished.
+    Pending,
+}
+
+/// One call on the turn's action trail.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ActionRecord {
+    /// The call's id.
+    pub call_id: String,
+    /// The ability called.
+    pub tool: String,
+    /// The action, for abilities with actions.
+    pub action: Option<String>,
+    /// The permission it was gated on (`tool` or `tool.action`).
+    pub permission: String,
+    /// What the gate decided.
+    pub decision: GateDecision,
+    /// How it ended.
+    pub status: CallStatus,
+    /// The error code, for an error.
+    pub error_code: Option<String>,
+    /// How long it took.
+    pub duration: Duration,
+    /// Whether it ran in the background.
+    pub background: bool,
+    /// Whether an earlier observation was reused instead of running it.
+    pub reused: bool,
+}
+
+/// The calls made during one turn, in order. Cheap to clone; clones share.
+#[derive(Debug, Clone, Default)]
+pub struct ActionTrail {
+    records: Arc<Mutex<Vec<ActionRecord>>>,
+}
+
+impl ActionTrail {
+    /// Appends a record.
+    pub fn record(&self, record: ActionRecord) {
+        self.records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(record);
+    }
+
+    /// Replaces the record of `call_id` (e.g. when a background call ends).
+    pub fn update(&self, call_id: &str, update: impl FnOnce(&mut ActionRecord)) -> bool {
+        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        match records
+            .iter_mut()
+            .rev()
+            .find(|record| record.call_id == call_id)
+        {
+            Some(record) => {
+                update(record);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A copy of every record so far.
+    pub fn snapshot(&self) -> Vec<ActionRecord> {
+        self.records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// How many calls were recorded.
+    pub fn len(&self) -> usize {
+        self.records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether no call was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+struct TurnShared {
+    channel: Channel,
+    session_id: String,
+    run_id: String,
+    trail: ActionTrail,
+    progress: Option<ProgressSink>,
+    activated: Mutex<Vec<String>>,
+}
+
+/// The context of one call: channel, session, run, the turn's action trail
+/// and progress reporting. Cheap to clone; clones share the turn's state.
+#[derive(Clone)]
+pub struct Turn {
+    shared: Arc<TurnShared>,
+    call_id: Arc<str>,
+    tool: Arc<str>,
+}
+
+impl std::fmt::Debug for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turn")
+            .field("channel", &self.shared.channel)
+            .field("session_id", &self.shared.session_id)
+            .field("run_id", &self.shared.run_id)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Turn`].
+#[derive(Default)]
+pub struct TurnBuilder {
+    channel: Option<Channel>,
+    session_id: Option<String>,
+    run_id: Option<String>,
+    trail: Option<ActionTrail>,
+    progress: Option<ProgressSink>,
+}
+
+impl TurnBuilder {
+    /// The session the turn belongs to (default `local`).
+    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+    /// The run the turn belongs to (default `run-0`).
+    pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+    /// Shares an existing trail.
+    pub fn trail(mut self, trail: ActionTrail) -> Self {
+        self.trail = Some(trail);
+        self
+    }
+    /// Where progress messages go (default: dropped).
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+    /// The turn.
+    pub fn build(self) -> Turn {
+        Turn {
+            shared: Arc::new(TurnShared {
+                channel: self.channel.unwrap_or(Channel::Chat),
+                session_id: self.session_id.unwrap_or_else(|| "local".into()),
+                run_id: self.run_id.unwrap_or_else(|| "run-0".into()),
+                trail: self.trail.unwrap_or_default(),
+                progress: self.progress,
+                activated: Mutex::new(Vec::new()),
+            }),
+            call_id: Arc::from(""),
+            tool: Arc::from(""),
+        }
+    }
+}
+
+impl Turn {
+    /// Starts building a turn on `channel`.
+    pub fn builder(channel: Channel) -> TurnBuilder {
+        TurnBuilder {
+            channel: Some(channel),
+            ..TurnBuilder::default()
+        }
+    }
+
+    /// The same turn, bound to one call of `tool`.
+    pub fn for_call(&self, call_id: impl Into<String>, tool: &str) -> Turn {
+        Turn {
+            shared: Arc::clone(&self.shared),
+            call_id: Arc::from(call_id.into()),
+            tool: Arc::from(tool),
+        }
+    }
+
+    /// The channel.
+    pub fn channel(&self) -> Channel {
+        self.shared.channel
+    }
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.shared.session_id
+    }
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.shared.run_id
+    }
+    /// The current call's id (empty outside a call).
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// The turn's action trail.
+    pub fn trail(&self) -> &ActionTrail {
+        &self.shared.trail
+    }
+
+    /// Reports progress of the current call, e.g. `"fetched 3 of 10 pages"`.
+    pub fn report_progress(&self, message: impl Into<String>) {
+        if let Some(sink) = &self.shared.progress {
+            sink(Progress {
+                call_id: self.call_id.to_string(),
+                tool: self.tool.to_string(),
+                message: message.into(),
+            });
+        }
+    }
+
+    /// Activates abilities for the rest of the turn, so their full
+    /// descriptors reach the next model request (what `find_tools` does).
+    pub fn activate_tools<S: Into<String>>(&self, names: impl IntoIterator<Item = S>) {
+        let mut activated = self
+            .shared
+            .activated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for name in names {
+            let name = name.into();
+            if !activated.contains(&name) {
+                activated.push(name);
+            }
+        }
+    }
+
+    /// The abilities activated so far, in activation order.
+    pub fn activated_tools(&self) -> Vec<String> {
+        self.shared
+            .activated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}

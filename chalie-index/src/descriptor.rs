@@ -1,0 +1,157 @@
+//! Descriptors as plain data, so any source (linked abilities, skill playbooks, external
+//! servers, a benchmark catalog) can feed the index without depending on chalie-core.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::IndexError;
+
+/// Longest name the tool APIs of the major model vendors accept.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Where a descriptor comes from; decides its qualified name and which search sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// An ability linked into this binary.
+    Local,
+    /// A skill playbook (markdown with front matter).
+    Skill,
+    /// A tool offered by an external server, addressed as `server__name`.
+    External {
+        /// The server's name, the prefix of the qualified name.
+        server: String,
+    },
+}
+
+/// What the index knows about one ability or skill.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Descriptor {
+    /// Snake-case name, unique within its source.
+    pub name: String,
+    /// The model-facing description.
+    pub summary: String,
+    /// Example requests this descriptor answers; each becomes its own vector.
+    #[serde(default)]
+    pub examples: Vec<String>,
+    /// Short human-facing hint; not searched.
+    #[serde(default)]
+    pub tooltip: String,
+    /// Where the descriptor comes from.
+    pub source: Source,
+    /// Toolset the descriptor belongs to; carried, not searched.
+    #[serde(default)]
+    pub toolset: String,
+    /// Whether search may ever return it; `false` keeps it out of every artifact.
+    pub discoverable: bool,
+}
+
+impl Descriptor {
+    /// The name a model uses to address this descriptor: `server__name` for external tools.
+    pub fn qualified_name(&self) -> String {
+        match &self.source {
+            Source::External { server } => format!("{}__{}", normalise_name(server), self.name),
+            Source::Local | Source::Skill => self.name.clone(),
+        }
+    }
+}
+
+/// Normalises a query entry or a name: lowercase; spaces, hyphens and dots become `_`;
+/// runs of `_` collapse to one; leading and trailing `_` go.
+///
+/// Models write `Web Search`, `web-search` or `web.search` for `web_search`; all of them
+/// must land on the same name.
+pub fn normalise_name(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for ch in raw.trim().chars() {
+        let mapped = match ch {
+            ' ' | '-' | '.' | '_' | '\t' => '_',
+            other => other,
+        };
+        if mapped == '_' && (out.is_empty() || out.ends_with('_')) {
+            continue;
+        }
+        out.extend(mapped.to_lowercase());
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
+}
+
+/// Checks the name rule chalie-core enforces at compile time, so data from other sources
+/// (a catalog file, a playbook) cannot smuggle in a name a tool API would reject.
+pub(crate) fn validate(descriptor: &Descriptor) -> Result<(), IndexError> {
+    let name = &descriptor.name;
+    let invalid = |reason: &str| IndexError::InvalidDescriptor {
+        name: name.clone(),
+        reason: reason.to_owned(),
+    };
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return Err(invalid("names are 1 to 64 characters"));
+    }
+    let well_formed = name.split('_').enumerate().all(|(position, segment)| {
+        !segment.is_empty()
+            && segment.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            && (position > 0 || segment.as_bytes()[0].is_ascii_lowercase())
+    });
+    if !well_formed {
+        return Err(invalid("names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`"));
+    }
+    if descriptor.summary.trim().is_empty() {
+        return Err(invalid("the summary is empty; the model reads it"));
+    }
+    Ok(())
+}
+
+/// Version of the text recipe (what gets embedded and keyword-indexed). Part of the
+/// fingerprint, so changing the recipe makes every existing index stale.
+const RECIPE_VERSION: &str = "chalie-index/recipe/1";
+
+/// sha256 over a canonical serialisation of every descriptor, hex-encoded.
+///
+/// Canonical means: sorted by (source, name), one compact JSON line each with a fixed
+/// field order, so the same set gives the same fingerprint in any input order.
+pub fn fingerprint(descriptors: &[Descriptor]) -> String {
+    let mut sorted: Vec<&Descriptor> = descriptors.iter().collect();
+    sorted.sort_by(|a, b| (&a.source, &a.name).cmp(&(&b.source, &b.name)));
+    let mut hasher = Sha256::new();
+    hasher.update(RECIPE_VERSION.as_bytes());
+    hasher.update(b"\n");
+    for descriptor in sorted {
+        // Serialising a derived struct cannot fail; an empty line would still be canonical.
+        let line = serde_json::to_string(descriptor).unwrap_or_default();
+        hasher.update(line.as_bytes());
+        hasher.update(b"\n");
+    }
+    hex(&hasher.finalize())
+}
+
+/// Lower-case hex of a byte string.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+/// The prose embedded for a descriptor's first vector: its name split into words, then its
+/// summary. Names often carry the only domain word ("weather") that a terse summary lacks.
+pub(crate) fn summary_text(descriptor: &Descriptor) -> String {
+    format!("{}: {}", descriptor.name.replace('_', " "), descriptor.summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalise_collapses_separators() {
+        assert_eq!(normalise_name(" Web-Search "), "web_search");
+        assert_eq!(normalise_name("files.read"), "files_read");
+        assert_eq!(normalise_name("a__b"), "a_b");
+        assert_eq!(normalise_name("--"), "");
+    }
+}

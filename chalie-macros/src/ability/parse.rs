@@ -1,0 +1,288 @@
+//! Parsing `#[ability(...)]` keys and the function signature into a small
+//! owned model that keeps the span of every value.
+
+use proc_macro2::TokenStream;
+use syn::spanned::Spanned;
+
+use crate::ctxt::Ctxt;
+
+/// Every key `#[ability]` accepts, in the order the docs list them.
+pub(crate) const VALID_KEYS: &[&str] = &[
+    "name",
+    "summary",
+    "examples",
+    "tooltip",
+    "discoverable",
+    "actions",
+    "internal",
+    "effect",
+    "version",
+    "toolset",
+    "crate",
+];
+
+/// Keys that would let an ability supply the descriptor chalie assembles.
+const DESCRIPTOR_KEYS: &[&str] = &[
+    "descriptor",
+    "definition",
+    "tool_definition",
+    "parameters",
+    "schema",
+    "input_schema",
+    "json_schema",
+];
+
+/// The attribute's keys, each with the tokens it came from.
+#[derive(Default)]
+pub(crate) struct AbilityAttrs {
+    pub(crate) krate: Option<syn::Path>,
+    pub(crate) name: Option<syn::LitStr>,
+    pub(crate) summary: Option<syn::LitStr>,
+    pub(crate) examples: Option<Examples>,
+    pub(crate) tooltip: Option<syn::LitStr>,
+    pub(crate) discoverable: Option<syn::LitBool>,
+    pub(crate) actions: Option<Vec<ActionAttr>>,
+    pub(crate) internal: Option<syn::LitBool>,
+    pub(crate) effect: Option<syn::Ident>,
+    pub(crate) version: Option<syn::LitStr>,
+    pub(crate) toolset: Option<syn::LitStr>,
+}
+
+/// `examples = [...]` with the span of the whole list.
+pub(crate) struct Examples {
+    pub(crate) list: syn::ExprArray,
+    pub(crate) phrases: Vec<syn::LitStr>,
+}
+
+/// One `action = [required, params]` entry of `actions(...)`.
+pub(crate) struct ActionAttr {
+    pub(crate) name: syn::Ident,
+    pub(crate) required: Vec<syn::Ident>,
+}
+
+/// Parses the attribute arguments; every problem is recorded in `ctxt`.
+pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityAttrs> {
+    let mut attrs = AbilityAttrs::default();
+    let parser = syn::meta::parser(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        macro_rules! once {
+            ($field:ident, $value:expr) => {{
+                let value = $value;
+                if attrs.$field.is_some() {
+                    return Err(meta.error(format!("duplicate `{key}` key; give it once")));
+                }
+                attrs.$field = Some(value);
+            }};
+        }
+        match key.as_str() {
+            "crate" => once!(krate, meta.value()?.parse::<syn::Path>()?),
+            "name" => once!(name, meta.value()?.parse::<syn::LitStr>()?),
+            "summary" => once!(summary, meta.value()?.parse::<syn::LitStr>()?),
+            "tooltip" => once!(tooltip, meta.value()?.parse::<syn::LitStr>()?),
+            "version" => once!(version, meta.value()?.parse::<syn::LitStr>()?),
+            "toolset" => once!(toolset, meta.value()?.parse::<syn::LitStr>()?),
+            "discoverable" => once!(discoverable, meta.value()?.parse::<syn::LitBool>()?),
+            "internal" => {
+                let flag = if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::LitBool>()?
+                } else {
+                    syn::LitBool::new(true, meta.path.span())
+                };
+                once!(internal, flag)
+            }
+            "effect" => {
+                let effect = meta.value()?.parse::<syn::Ident>()?;
+                if effect != "read" && effect != "write" {
+                    return Err(syn::Error::new_spanned(
+                        &effect,
+                        format!("unknown effect `{effect}`; expected `read` or `write`"),
+                    ));
+                }
+                once!(effect, effect)
+            }
+            "examples" => once!(examples, parse_examples(meta.value()?)?),
+            "actions" => {
+                let mut actions = Vec::new();
+                meta.parse_nested_meta(|action| {
+                    let name = action.path.require_ident()?.clone();
+                    let list = action.value()?.parse::<syn::ExprArray>()?;
+                    let required = list
+                        .elems
+                        .iter()
+                        .map(|element| match element {
+                            syn::Expr::Path(path) => path.path.require_ident().cloned(),
+                            other => Err(syn::Error::new_spanned(
+                                other,
+                                "expected a parameter name, e.g. `store = [content, tags]`",
+                            )),
+                        })
+                        .collect::<syn::Result<Vec<_>>>()?;
+                    actions.push(ActionAttr { name, required });
+                    Ok(())
+                })?;
+                once!(actions, actions)
+            }
+            other if DESCRIPTOR_KEYS.contains(&other) => {
+                return Err(meta.error(format!(
+                    "`{other}` cannot be supplied: chalie-core assembles the descriptor the model sees from `name`, `summary`, `examples`, `tooltip` and the `#[derive(Params)]` type; change those instead"
+                )));
+            }
+            other => {
+                let valid = VALID_KEYS
+                    .iter()
+                    .map(|key| format!("`{key}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let hint = if other == "description" {
+                    "; the model-facing description is `summary`"
+                } else {
+                    ""
+                };
+                return Err(meta.error(format!(
+                    "unknown `#[ability]` key `{other}`; expected one of {valid}{hint}"
+                )));
+            }
+        }
+        Ok(())
+    });
+    match syn::parse::Parser::parse2(parser, attr) {
+        Ok(()) => Some(attrs),
+        Err(error) => {
+            ctxt.push(error);
+            None
+        }
+    }
+}
+
+fn parse_examples(input: syn::parse::ParseStream<'_>) -> syn::Result<Examples> {
+    let list = input.parse::<syn::ExprArray>()?;
+    let phrases = list
+        .elems
+        .iter()
+        .map(|element| match element {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(text),
+                ..
+            }) => Ok(text.clone()),
+            other => Err(syn::Error::new_spanned(
+                other,
+                "an example is a string literal: a phrase a user would say",
+            )),
+        })
+        .collect::<syn::Result<Vec<_>>>()?;
+    Ok(Examples { list, phrases })
+}
+
+/// How one function input is fed by the generated call.
+pub(crate) enum Input {
+    /// The typed parameters, parsed from the model's arguments.
+    Params(Box<syn::Type>),
+    /// `&Turn`, the per-call context.
+    Turn,
+}
+
+/// What the generated code needs to know about the function.
+pub(crate) struct Signature {
+    pub(crate) inputs: Vec<Input>,
+    pub(crate) is_async: bool,
+}
+
+/// Reads the signature; every unsupported shape is recorded in `ctxt`.
+pub(crate) fn parse_signature(function: &syn::ItemFn, ctxt: &mut Ctxt) -> Option<Signature> {
+    let sig = &function.sig;
+    let errors_before = ctxt.len();
+    if !sig.generics.params.is_empty() {
+        ctxt.error_spanned_by(
+            &sig.generics,
+            "an ability cannot be generic; its descriptors must be fixed at compile time",
+        );
+    }
+    if let Some(constness) = &sig.constness {
+        ctxt.error_spanned_by(
+            constness,
+            "an ability is a plain `fn` or `async fn`, not `const fn`",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        ctxt.error_spanned_by(variadic, "an ability cannot be variadic");
+    }
+    let mut inputs = Vec::new();
+    let mut params_seen = false;
+    let mut turn_seen = false;
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(receiver) => ctxt.error_spanned_by(
+                receiver,
+                "`#[ability]` goes on a free function; move the state into the ability or a static",
+            ),
+            syn::FnArg::Typed(typed) => {
+                if is_turn_ref(&typed.ty) {
+                    if turn_seen {
+                        ctxt.error_spanned_by(&typed.ty, "`&Turn` is taken at most once");
+                    }
+                    turn_seen = true;
+                    inputs.push(Input::Turn);
+                } else if let syn::Type::Reference(reference) = &*typed.ty {
+                    ctxt.error_spanned_by(
+                        reference,
+                        "an ability takes its parameters by value (a `#[derive(Params)]` struct) and optionally `&Turn`",
+                    );
+                } else {
+                    if params_seen {
+                        ctxt.error_spanned_by(
+                            &typed.ty,
+                            "an ability takes one `#[derive(Params)]` struct; put every parameter in it",
+                        );
+                    }
+                    params_seen = true;
+                    inputs.push(Input::Params(typed.ty.clone()));
+                }
+            }
+        }
+    }
+    match &sig.output {
+        syn::ReturnType::Default => ctxt.push(syn::Error::new(
+            sig.paren_token.span.close(),
+            "an ability returns `ToolResult`; add `-> ToolResult`",
+        )),
+        syn::ReturnType::Type(_, ty) => {
+            if !is_tool_result(ty) {
+                ctxt.error_spanned_by(
+                    ty,
+                    "an ability returns `ToolResult` (build it with `ToolResult::success` or `ToolResult::error`); the dispatcher renders it for the model",
+                );
+            }
+        }
+    }
+    (ctxt.len() == errors_before).then_some(Signature {
+        inputs,
+        is_async: sig.asyncness.is_some(),
+    })
+}
+
+fn last_segment(ty: &syn::Type) -> Option<&syn::PathSegment> {
+    match ty {
+        syn::Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        syn::Type::Group(group) => last_segment(&group.elem),
+        syn::Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+fn is_turn_ref(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(reference) if reference.mutability.is_none() => {
+            last_segment(&reference.elem).is_some_and(|segment| segment.ident == "Turn")
+        }
+        _ => false,
+    }
+}
+
+fn is_tool_result(ty: &syn::Type) -> bool {
+    last_segment(ty)
+        .is_some_and(|segment| segment.ident == "ToolResult" && segment.arguments.is_empty())
+}

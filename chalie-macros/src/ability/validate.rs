@@ -1,0 +1,310 @@
+//! The contract every ability meets, one small check per rule. Each check
+//! points at the smallest wrong token and says the fix.
+
+use proc_macro2::Span;
+use syn::visit::Visit;
+
+use super::parse::{AbilityAttrs, ActionAttr, Input, Signature};
+use crate::ctxt::Ctxt;
+use crate::{docs, names};
+
+/// Fewest and most example phrases: enough to anchor semantic discovery,
+/// few enough to stay distinct.
+const EXAMPLES_MIN: usize = 6;
+const EXAMPLES_MAX: usize = 8;
+/// Longest tooltip: it is a label in a list of search results.
+const TOOLTIP_MAX: usize = 80;
+
+/// A validated ability, ready to expand; expansion cannot fail.
+pub(crate) struct Ability {
+    pub(crate) krate: syn::Path,
+    pub(crate) name: String,
+    pub(crate) name_span: Span,
+    pub(crate) summary: String,
+    pub(crate) examples: Vec<String>,
+    pub(crate) tooltip: String,
+    pub(crate) discoverable: bool,
+    pub(crate) internal: bool,
+    pub(crate) read_only: bool,
+    pub(crate) version: String,
+    pub(crate) toolset: String,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) signature: Signature,
+}
+
+/// One declared action and the parameters it requires.
+pub(crate) struct Action {
+    pub(crate) name: String,
+    pub(crate) span: Span,
+    pub(crate) required: Vec<(String, Span)>,
+}
+
+impl Ability {
+    /// The `#[derive(Params)]` type, if the function takes one.
+    pub(crate) fn params_type(&self) -> Option<&syn::Type> {
+        self.signature.inputs.iter().find_map(|input| match input {
+            Input::Params(ty) => Some(&**ty),
+            Input::Turn => None,
+        })
+    }
+}
+
+/// Runs every check and builds the validated model.
+pub(crate) fn validate(
+    attrs: AbilityAttrs,
+    signature: Signature,
+    function: &syn::ItemFn,
+    ctxt: &mut Ctxt,
+) -> Ability {
+    let (name, name_span) = match &attrs.name {
+        Some(literal) => (literal.value(), literal.span()),
+        None => (function.sig.ident.to_string(), function.sig.ident.span()),
+    };
+    check_name(&name, name_span, attrs.name.is_some(), ctxt);
+
+    let summary = match &attrs.summary {
+        Some(literal) => literal.value().trim().to_owned(),
+        None => docs::collect(&function.attrs),
+    };
+    check_summary(&summary, &attrs, function, ctxt);
+
+    let examples = check_examples(&attrs, function, ctxt);
+
+    let tooltip = match &attrs.tooltip {
+        Some(literal) => {
+            check_tooltip(literal, ctxt);
+            literal.value().trim().to_owned()
+        }
+        None => truncate_chars(&docs::first_sentence(&summary), TOOLTIP_MAX),
+    };
+
+    let version = match &attrs.version {
+        Some(literal) => {
+            if !names::is_semver(&literal.value()) {
+                ctxt.error_spanned_by(
+                    literal,
+                    format!(
+                        "version `{}` is not a semantic version; write `MAJOR.MINOR.PATCH`, e.g. `1.0.0`",
+                        literal.value()
+                    ),
+                );
+            }
+            literal.value()
+        }
+        None => "1.0.0".to_owned(),
+    };
+
+    let toolset = match &attrs.toolset {
+        Some(literal) => {
+            if let Some(problem) = names::snake_case_problem("toolset", &literal.value()) {
+                ctxt.error_spanned_by(literal, problem);
+            }
+            literal.value()
+        }
+        None => "default".to_owned(),
+    };
+
+    let actions = check_actions(attrs.actions.as_deref().unwrap_or_default(), ctxt);
+    if !actions.is_empty()
+        && !signature
+            .inputs
+            .iter()
+            .any(|input| matches!(input, Input::Params(_)))
+    {
+        ctxt.error_spanned_by(
+            &function.sig.ident,
+            "an ability with `actions` takes a `#[derive(Params)]` struct with an `action` field",
+        );
+    }
+    check_error_codes(&function.block, ctxt);
+
+    Ability {
+        krate: attrs
+            .krate
+            .unwrap_or_else(|| syn::parse_quote!(::chalie_core)),
+        name,
+        name_span,
+        summary,
+        examples,
+        tooltip,
+        discoverable: attrs.discoverable.is_none_or(|flag| flag.value),
+        internal: attrs.internal.is_some_and(|flag| flag.value),
+        read_only: attrs.effect.as_ref().is_some_and(|effect| effect == "read"),
+        version,
+        toolset,
+        actions,
+        signature,
+    }
+}
+
+/// Names follow `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 64 characters.
+fn check_name(name: &str, span: Span, explicit: bool, ctxt: &mut Ctxt) {
+    if let Some(mut problem) = names::snake_case_problem("ability", name) {
+        if !explicit {
+            problem.push_str(", or set `#[ability(name = \"...\")]`");
+        }
+        ctxt.push(syn::Error::new(span, problem));
+    }
+}
+
+/// The summary is what the model reads to choose the tool: never empty.
+fn check_summary(summary: &str, attrs: &AbilityAttrs, function: &syn::ItemFn, ctxt: &mut Ctxt) {
+    if !summary.is_empty() {
+        return;
+    }
+    match &attrs.summary {
+        Some(literal) => ctxt.error_spanned_by(literal, "`summary` is empty; say what the ability does and when to use it"),
+        None => ctxt.error_spanned_by(
+            &function.sig.ident,
+            "ability has no summary; add a `///` doc comment saying what it does and when to use it, or set `summary = \"...\"`",
+        ),
+    }
+}
+
+/// 6 to 8 distinct, non-empty phrases: they drive semantic discovery.
+fn check_examples(attrs: &AbilityAttrs, function: &syn::ItemFn, ctxt: &mut Ctxt) -> Vec<String> {
+    let Some(examples) = &attrs.examples else {
+        ctxt.error_spanned_by(
+            &function.sig.ident,
+            format!(
+                "ability has no `examples`; add {EXAMPLES_MIN} to {EXAMPLES_MAX} phrases a user would say, e.g. `examples = [\"what's the weather in Rome\", ...]`"
+            ),
+        );
+        return Vec::new();
+    };
+    let count = examples.phrases.len();
+    if !(EXAMPLES_MIN..=EXAMPLES_MAX).contains(&count) {
+        ctxt.error_spanned_by(
+            &examples.list,
+            format!(
+                "`examples` has {count} phrase{}; give {EXAMPLES_MIN} to {EXAMPLES_MAX}, they drive semantic discovery",
+                if count == 1 { "" } else { "s" }
+            ),
+        );
+    }
+    let mut seen = Vec::new();
+    for phrase in &examples.phrases {
+        let text = phrase.value().trim().to_owned();
+        if text.is_empty() {
+            ctxt.error_spanned_by(
+                phrase,
+                "an example phrase is empty; write what a user would say",
+            );
+        } else if seen.contains(&text.to_lowercase()) {
+            ctxt.error_spanned_by(
+                phrase,
+                "duplicate example phrase; each example should add a new wording",
+            );
+        }
+        seen.push(text.to_lowercase());
+    }
+    examples
+        .phrases
+        .iter()
+        .map(|phrase| phrase.value().trim().to_owned())
+        .collect()
+}
+
+/// A tooltip is one short line.
+fn check_tooltip(literal: &syn::LitStr, ctxt: &mut Ctxt) {
+    let text = literal.value();
+    if text.trim().is_empty() {
+        ctxt.error_spanned_by(literal, "`tooltip` is empty; give a short label, or leave it out to use the summary's first sentence");
+    } else if text.contains('\n') || text.chars().count() > TOOLTIP_MAX {
+        ctxt.error_spanned_by(
+            literal,
+            format!("`tooltip` is one line of at most {TOOLTIP_MAX} characters"),
+        );
+    }
+}
+
+/// Action names follow the ability naming rule (the dot joins them in
+/// `tool.action`), are unique, and list each required parameter once.
+fn check_actions(actions: &[ActionAttr], ctxt: &mut Ctxt) -> Vec<Action> {
+    let mut validated: Vec<Action> = Vec::new();
+    for action in actions {
+        let name = action.name.to_string();
+        if let Some(problem) = names::snake_case_problem("action", &name) {
+            ctxt.error_spanned_by(&action.name, problem);
+        }
+        if validated.iter().any(|earlier| earlier.name == name) {
+            ctxt.error_spanned_by(&action.name, format!("duplicate action `{name}`"));
+        }
+        let mut required: Vec<(String, Span)> = Vec::new();
+        for field in &action.required {
+            let field_name = field.to_string();
+            if field_name == "action" {
+                ctxt.error_spanned_by(
+                    field,
+                    "`action` is always required; list only the other parameters",
+                );
+            } else if required.iter().any(|(earlier, _)| *earlier == field_name) {
+                ctxt.error_spanned_by(field, format!("`{field_name}` is listed twice"));
+            }
+            required.push((field_name, field.span()));
+        }
+        validated.push(Action {
+            name,
+            span: action.name.span(),
+            required,
+        });
+    }
+    validated
+}
+
+/// A literal error code in the body is kebab-case, so the model and the
+/// dispatcher can match on it.
+fn check_error_codes(block: &syn::Block, ctxt: &mut Ctxt) {
+    struct Finder<'c> {
+        ctxt: &'c mut Ctxt,
+    }
+    impl<'ast> Visit<'ast> for Finder<'_> {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if is_error_constructor(&call.func) {
+                if let Some(syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(code),
+                    ..
+                })) = call.args.first()
+                {
+                    if !names::is_kebab_case(&code.value()) {
+                        self.ctxt.error_spanned_by(
+                            code,
+                            format!(
+                                "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`); use `{}`",
+                                code.value(),
+                                names::suggest_kebab_case(&code.value())
+                            ),
+                        );
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    Finder { ctxt }.visit_block(block);
+}
+
+fn is_error_constructor(func: &syn::Expr) -> bool {
+    let syn::Expr::Path(path) = func else {
+        return false;
+    };
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(
+        segments.as_slice(),
+        [.., owner, method] if (owner == "ToolResult" && method == "error") || (owner == "ErrorCode" && method == "new")
+    )
+}
+
+fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
