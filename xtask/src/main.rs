@@ -1,1 +1,44 @@
-fn main() {}
+//! Project automation for chalie, in the [cargo-xtask] style: `cargo xtask
+//! <command>` runs this binary (the alias lives in `.cargo/config.toml`).
+//!
+//! [cargo-xtask]: https://github.com/matklad/cargo-xtask
+
+mod build_time;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A subcommand's outcome; the message of an error is printed as it is.
+type Outcome = Result<(), Box<dyn std::error::Error>>;
+
+/// The workspace root, from this crate's manifest directory.
+fn project_root() -> PathBuf {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().map(PathBuf::from).unwrap_or(manifest_dir)
+}
+
+const USAGE: &str = "usage: cargo xtask <command> [options]
+
+commands:
+  build-time [--abilities N]   cold build time of N generated abilities vs N plain functions";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let command = args.next().unwrap_or_default();
+    let rest: Vec<String> = args.collect();
+    let outcome: Outcome = match command.as_str() {
+        "build-time" => build_time::run(&rest),
+        "" | "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n\n{USAGE}").into()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
