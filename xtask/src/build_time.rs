@@ -36,7 +36,9 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     if workspace {
         let target = scratch.join("workspace-target");
         let _ = std::fs::remove_dir_all(&target);
-        let elapsed = timed(Command::new("cargo").args(["build", "--workspace", "--quiet"]).current_dir(&root).env("CARGO_TARGET_DIR", &target))?;
+        let mut command = Command::new("cargo");
+        command.args(["build", "--workspace", "--quiet"]).current_dir(&root).env("CARGO_TARGET_DIR", &target);
+        let elapsed = timed(command)?;
         println!("cold workspace build (cargo build --workspace, debug): {:.1} s", elapsed.as_secs_f64());
         let _ = std::fs::remove_dir_all(&target);
     }
