@@ -51,6 +51,7 @@
 
 mod ability;
 mod descriptor;
+mod dispatch;
 mod envelope;
 mod params;
 mod providers;
@@ -61,6 +62,11 @@ mod turn;
 pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};
 pub use descriptor::{
     ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
+};
+pub use dispatch::{
+    Approval, ApprovalRequest, Approver, BackgroundCalls, Dispatched, Dispatcher, DispatcherBuilder,
+    ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError, PolicyStore, RateLimit,
+    Setting, SurfaceEntry, ToolCall,
 };
 pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
 pub use params::{

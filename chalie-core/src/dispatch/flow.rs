@@ -1,0 +1,288 @@
+//! The path of one call, step by step.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::call::{Dispatched, ToolCall};
+use super::execute::Prepared;
+use super::gate::Gate;
+use super::resolve::{Target, resolve};
+use super::reuse::reuse_key;
+use super::session::{Session, lock};
+use super::validate::{check_action, strip_framework_fields};
+use super::{Dispatcher, errors};
+use crate::{ActionRecord, CallStatus, Effect, GateDecision, ToolResult, Turn, render_envelope};
+
+/// What is known about a call so far, for its record.
+#[derive(Debug, Clone)]
+pub(crate) struct CallState {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) action: Option<String>,
+    pub(crate) permission: String,
+    decision: GateDecision,
+    background: bool,
+    reused: bool,
+    started: Instant,
+}
+
+impl CallState {
+    /// Renders the envelope and builds the record.
+    fn conclude(&self, result: ToolResult, status: Option<CallStatus>) -> Dispatched {
+        let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
+        let status = status.unwrap_or(if result.is_success() {
+            CallStatus::Success
+        } else {
+            CallStatus::Error
+        });
+        let record = ActionRecord {
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            action: self.action.clone(),
+            permission: self.permission.clone(),
+            decision: self.decision,
+            status,
+            error_code: result.as_error().map(|error| error.code().to_string()),
+            duration: self.started.elapsed(),
+            background: self.background,
+            reused: self.reused,
+        };
+        Dispatched {
+            call_id: self.call_id.clone(),
+            envelope,
+            result,
+            record,
+        }
+    }
+
+    /// Concludes the call and records it on the turn's trail.
+    fn finish(self, turn: &Turn, result: ToolResult) -> Dispatched {
+        let dispatched = self.conclude(result, None);
+        turn.trail().record(dispatched.record.clone());
+        dispatched
+    }
+}
+
+impl Dispatcher {
+    /// Dispatches one call made during `turn`: resolve, pre-validate,
+    /// tags, rate limit, gate, execute, render, record. Never panics;
+    /// every failure is an error envelope for the model, and every call is
+    /// on the turn's action trail.
+    ///
+    /// Runs on a tokio runtime (with the time driver, for the approval
+    /// timeout); a call with `async: true` on a channel that allows
+    /// background calls returns a receipt at once, and its final result is
+    /// delivered through [`Dispatcher::background`].
+    pub async fn dispatch(&self, turn: &Turn, call: ToolCall) -> Dispatched {
+        let ToolCall {
+            id,
+            name,
+            mut arguments,
+        } = call;
+        let call_id = id
+            .unwrap_or_else(|| format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)));
+        let mut state = CallState {
+            call_id,
+            permission: name.clone(),
+            tool: name,
+            action: None,
+            decision: GateDecision::NotReached,
+            background: false,
+            reused: false,
+            started: Instant::now(),
+        };
+
+        // 1. Resolve.
+        let target = match resolve(&self.registry, &self.external, &state.tool) {
+            Ok(target) => target,
+            Err(suggestions) => {
+                let result = errors::unknown_tool(&state.tool, suggestions);
+                return state.finish(turn, result);
+            }
+        };
+
+        // 2. Pre-validate: framework fields, action, typed parameters.
+        let framework = match strip_framework_fields(&mut arguments) {
+            Ok(framework) => framework,
+            Err(problems) => return state.finish(turn, problems.into_tool_result()),
+        };
+        let (prepared, effect, internal) = match target {
+            Target::Ability(entry) => {
+                match check_action(entry.spec(), &arguments) {
+                    Ok(Some(action)) => {
+                        state.permission = format!("{}.{action}", state.tool);
+                        state.action = Some(action.to_owned());
+                    }
+                    Ok(None) => {}
+                    Err(result) => return state.finish(turn, result),
+                }
+                let parsed =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| entry.prepare(&arguments)));
+                match parsed {
+                    Ok(Ok(call)) => (
+                        Prepared::Ability(call),
+                        entry.spec().effect(),
+                        entry.spec().internal(),
+                    ),
+                    Ok(Err(problems)) => return state.finish(turn, problems.into_tool_result()),
+                    Err(payload) => {
+                        let message = errors::panic_message(&*payload);
+                        let result = errors::panicked(&state.tool, &message);
+                        return state.finish(turn, result);
+                    }
+                }
+            }
+            Target::External(proxy, tool) => {
+                let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    proxy.validate(&tool, &arguments)
+                }));
+                match checked {
+                    Ok(Ok(())) => {
+                        let effect = tool.effect;
+                        (Prepared::External(proxy, tool), effect, false)
+                    }
+                    Ok(Err(problems)) => return state.finish(turn, problems.into_tool_result()),
+                    Err(payload) => {
+                        let message = errors::panic_message(&*payload);
+                        let result = errors::panicked(&state.tool, &message);
+                        return state.finish(turn, result);
+                    }
+                }
+            }
+        };
+
+        // Tags the tool requires, then the session's rate limit.
+        if let Some(required) = self.required_tags.get(&state.tool) {
+            let missing: Vec<&str> = required
+                .iter()
+                .filter(|tag| !self.granted_tags.contains(*tag))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                let result = errors::missing_tags(&state.tool, &missing);
+                return state.finish(turn, result);
+            }
+        }
+        let session = self.session(turn.session_id());
+        if let Some(limit) = self.rate_limit {
+            let admitted = lock(&session.window).admit(limit, tokio::time::Instant::now());
+            if let Err(wait) = admitted {
+                let result = errors::rate_limited(
+                    limit.calls(),
+                    limit.per().as_secs_f64(),
+                    wait.as_secs_f64(),
+                );
+                return state.finish(turn, result);
+            }
+        }
+
+        // 3. Gate.
+        match self
+            .gate(
+                turn,
+                &state,
+                internal,
+                framework.summary.as_deref(),
+                &arguments,
+            )
+            .await
+        {
+            Gate::Pass(decision) => state.decision = decision,
+            Gate::Block(decision, result) => {
+                state.decision = decision;
+                return state.finish(turn, result);
+            }
+        }
+
+        // 4. Execute: reuse an earlier read, or run inline or in the background.
+        let call_turn = turn.for_call(state.call_id.clone(), &state.tool);
+        if let Some(summary) = framework
+            .summary
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+        {
+            call_turn.report_progress(summary);
+        }
+        let reuse = match effect {
+            Effect::Read => {
+                let key = reuse_key(&state.tool, &arguments);
+                match lock(&session.reuse).lookup(turn.run_id(), &key) {
+                    Ok(earlier) => {
+                        state.reused = true;
+                        return state.finish(turn, earlier);
+                    }
+                    Err(generation) => Some((key, generation)),
+                }
+            }
+            Effect::Write => {
+                lock(&session.reuse).invalidate(turn.run_id());
+                None
+            }
+        };
+        let future = prepared.start(&state.tool, arguments, call_turn);
+        let run_id = turn.run_id().to_owned();
+        let in_background = framework.background
+            && turn.channel().allows_background_calls()
+            && tokio::runtime::Handle::try_current().is_ok();
+        if !in_background {
+            let result = future.await;
+            settle_reuse(&session, &run_id, reuse, &result);
+            return state.finish(turn, result);
+        }
+
+        // A receipt now; the final envelope when the task ends. The receipt
+        // is recorded first so the task's update always finds it.
+        state.background = true;
+        let receipt = ToolResult::success(format!(
+            "`{}` is running in the background as call `{}`; its result will arrive in a later message. Continue meanwhile.",
+            state.tool, state.call_id
+        ))
+        .with_metadata("call_id", state.call_id.as_str())
+        .with_metadata("background", true);
+        let dispatched = state.conclude(receipt, Some(CallStatus::Pending));
+        turn.trail().record(dispatched.record.clone());
+        let completion = session.background.start(&state.call_id);
+        let trail_turn = turn.clone();
+        tokio::spawn(async move {
+            let result = future.await;
+            settle_reuse(&session, &run_id, reuse, &result);
+            let done = state.conclude(result, None);
+            let record = done.record.clone();
+            trail_turn
+                .trail()
+                .update(&done.call_id, move |entry| *entry = record);
+            completion.complete(done);
+        });
+        dispatched
+    }
+}
+
+/// After a run: a read's success is kept for reuse (unless a write ran
+/// meanwhile); a write clears the run's observations again, since reads
+/// that overlapped it may have stored stale ones.
+fn settle_reuse(
+    session: &Arc<Session>,
+    run_id: &str,
+    reuse: Option<(String, u64)>,
+    result: &ToolResult,
+) {
+    let mut runs = lock(&session.reuse);
+    match reuse {
+        Some((key, generation)) if result.is_success() => {
+            runs.store(run_id, key, generation, result.clone());
+        }
+        Some(_) => {}
+        None => runs.invalidate(run_id),
+    }
+}
+
+#[allow(dead_code)]
+fn assert_send_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Dispatcher>();
+    let _ = |value: Value| value;
+}

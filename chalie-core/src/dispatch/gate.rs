@@ -1,0 +1,94 @@
+//! Step 3: the permission gate.
+//!
+//! A flat lookup of the permission (`tool` or `tool.action`, derived by
+//! the dispatcher from the tool and its validated action) on the turn's
+//! channel. `ask` goes to the approver on a channel with a human and is
+//! `deny` elsewhere. Abilities declared `internal` are not gated.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use serde_json::Value;
+
+use super::approver::{Approval, ApprovalRequest};
+use super::errors;
+use super::flow::CallState;
+use super::{Dispatcher, Setting};
+use crate::{GateDecision, ToolResult, Turn};
+
+/// What the gate decided.
+pub(crate) enum Gate {
+    /// Run it.
+    Pass(GateDecision),
+    /// Do not run it; tell the model this.
+    Block(GateDecision, ToolResult),
+}
+
+impl Dispatcher {
+    pub(crate) async fn gate(
+        &self,
+        turn: &Turn,
+        state: &CallState,
+        internal: bool,
+        summary: Option<&str>,
+        arguments: &Value,
+    ) -> Gate {
+        if internal {
+            return Gate::Pass(GateDecision::Internal);
+        }
+        let permission = &state.permission;
+        match self
+            .policy
+            .lookup(turn.channel(), &state.tool, state.action.as_deref())
+        {
+            Setting::Allow => Gate::Pass(GateDecision::Allowed),
+            Setting::Internal => Gate::Pass(GateDecision::Internal),
+            Setting::Deny => Gate::Block(GateDecision::Denied, errors::denied(permission)),
+            Setting::Ask => {
+                let request = ApprovalRequest {
+                    call_id: state.call_id.clone(),
+                    session_id: turn.session_id().to_owned(),
+                    tool: state.tool.clone(),
+                    action: state.action.clone(),
+                    permission: permission.clone(),
+                    summary: summary.map(str::to_owned),
+                    arguments: arguments.clone(),
+                };
+                match self.ask(request).await {
+                    Ok(()) => Gate::Pass(GateDecision::Approved),
+                    Err(why) => {
+                        Gate::Block(GateDecision::Rejected, errors::rejected(permission, &why))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Asks the approver, within the timeout; every failure is a rejection.
+    async fn ask(&self, request: ApprovalRequest) -> Result<(), String> {
+        let Some(approver) = &self.approver else {
+            return Err("no approver is configured to ask the user".into());
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err("there is no async runtime to wait for the answer".into());
+        }
+        let timeout = self.approval_timeout;
+        // Building the timer panics on a runtime without a time driver;
+        // that is a configuration mistake, reported as a rejection.
+        let asked = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            tokio::time::timeout(
+                timeout,
+                AssertUnwindSafe(approver.approve(request)).catch_unwind(),
+            )
+        }));
+        let Ok(asked) = asked else {
+            return Err("the runtime has no timer to bound the wait".into());
+        };
+        match asked.await {
+            Ok(Ok(Approval::Approved)) => Ok(()),
+            Ok(Ok(Approval::Rejected)) => Err("the user declined".into()),
+            Ok(Err(_panic)) => Err("asking the user failed".into()),
+            Err(_elapsed) => Err(format!("no answer within {}s", timeout.as_secs_f64())),
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The per-session rate limit: at most N calls in any window.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// At most `calls` calls per session in any window of `per`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    calls: u32,
+    per: Duration,
+}
+
+impl RateLimit {
+    /// At most `calls` in any window of `per`; `calls` is at least 1.
+    pub const fn new(calls: u32, per: Duration) -> Self {
+        Self {
+            calls: if calls == 0 { 1 } else { calls },
+            per,
+        }
+    }
+
+    /// At most `calls` a minute.
+    pub const fn per_minute(calls: u32) -> Self {
+        Self::new(calls, Duration::from_secs(60))
+    }
+
+    /// The calls allowed per window.
+    pub const fn calls(&self) -> u32 {
+        self.calls
+    }
+
+    /// The window.
+    pub const fn per(&self) -> Duration {
+        self.per
+    }
+}
+
+impl Default for RateLimit {
+    /// 30 calls a minute.
+    fn default() -> Self {
+        Self::per_minute(30)
+    }
+}
+
+/// The times of the session's last calls: a sliding log, exact for any
+/// window, holding at most `calls` instants.
+#[derive(Debug, Default)]
+pub(crate) struct Window {
+    calls: VecDeque<Instant>,
+}
+
+impl Window {
+    /// Counts a call now, or says how long until one is allowed.
+    pub(crate) fn admit(&mut self, limit: RateLimit, now: Instant) -> Result<(), Duration> {
+        while let Some(&oldest) = self.calls.front() {
+            if now.duration_since(oldest) >= limit.per {
+                self.calls.pop_front();
+            } else {
+                break;
+            }
+        }
+        if self.calls.len() < limit.calls as usize {
+            self.calls.push_back(now);
+            return Ok(());
+        }
+        let oldest = self.calls.front().copied().unwrap_or(now);
+        Err(limit.per.saturating_sub(now.duration_since(oldest)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_slides() {
+        let limit = RateLimit::new(2, Duration::from_secs(10));
+        let start = Instant::now();
+        let mut window = Window::default();
+        assert!(window.admit(limit, start).is_ok());
+        assert!(window.admit(limit, start + Duration::from_secs(4)).is_ok());
+        assert_eq!(
+            window.admit(limit, start + Duration::from_secs(5)),
+            Err(Duration::from_secs(5))
+        );
+        assert!(window.admit(limit, start + Duration::from_secs(10)).is_ok());
+    }
+}

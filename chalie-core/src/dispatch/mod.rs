@@ -1,0 +1,223 @@
+//! The dispatcher: the one chokepoint every tool call goes through.
+//!
+//! In order: **resolve** the name (an ability, or an external tool by
+//! prefix), **pre-validate** (framework fields off, the action against the
+//! declared actions, the typed parameters), check the **tags** the tool
+//! requires and the session's **rate limit**, pass the permission **gate**,
+//! **execute** (reusing an earlier read of the same run, inline or in the
+//! background), then **render** the envelope and **record** the call on the
+//! turn's action trail. Nothing a call does can crash the turn: panics and
+//! non-canonical results become error envelopes.
+
+mod approver;
+mod background;
+mod call;
+mod errors;
+mod execute;
+mod external;
+mod flow;
+mod gate;
+mod limits;
+mod policy;
+mod resolve;
+mod reuse;
+mod session;
+mod store;
+mod surface;
+mod validate;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use dashmap::DashMap;
+
+pub use approver::{Approval, ApprovalRequest, Approver};
+pub use background::BackgroundCalls;
+pub use call::{Dispatched, ToolCall};
+pub use external::{ExternalOutput, ExternalTool, ExternalTools};
+pub use limits::RateLimit;
+pub use policy::{Policy, PolicyError, Setting};
+pub use store::PolicyStore;
+pub use surface::SurfaceEntry;
+
+use crate::Registry;
+use session::Session;
+
+/// Routes every call through one path: see the [module docs](self).
+///
+/// `Send + Sync`: build one and share it between sessions behind an
+/// [`Arc`]. Per-session state (rate window, reuse caches, background
+/// calls) sits in a sharded map, and the policy is read lock-free, so
+/// sessions do not contend on a global lock.
+pub struct Dispatcher {
+    registry: Registry,
+    policy: PolicyStore,
+    approver: Option<Arc<dyn Approver>>,
+    approval_timeout: Duration,
+    rate_limit: Option<RateLimit>,
+    external: Vec<Arc<dyn ExternalTools>>,
+    required_tags: HashMap<String, Vec<String>>,
+    granted_tags: HashSet<String>,
+    sessions: DashMap<String, Arc<Session>>,
+    next_call: AtomicU64,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("abilities", &self.registry.len())
+            .field("rate_limit", &self.rate_limit)
+            .field("sessions", &self.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Dispatcher`].
+pub struct DispatcherBuilder {
+    registry: Registry,
+    policy: Policy,
+    approver: Option<Arc<dyn Approver>>,
+    approval_timeout: Duration,
+    rate_limit: Option<RateLimit>,
+    external: Vec<Arc<dyn ExternalTools>>,
+    required_tags: HashMap<String, Vec<String>>,
+    granted_tags: HashSet<String>,
+}
+
+impl std::fmt::Debug for DispatcherBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatcherBuilder")
+            .field("abilities", &self.registry.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DispatcherBuilder {
+    /// The starting policy (default: empty, so everything asks).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Who is asked when the policy says `ask` on a channel with a human.
+    /// Without one, such calls are rejected.
+    pub fn approver(mut self, approver: impl Approver + 'static) -> Self {
+        self.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// How long to wait for an approval before rejecting (default 120 s).
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout;
+        self
+    }
+
+    /// The per-session rate limit (default [`RateLimit::default`], 30 a
+    /// minute).
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// No rate limit.
+    pub fn without_rate_limit(mut self) -> Self {
+        self.rate_limit = None;
+        self
+    }
+
+    /// Routes names starting with `proxy.prefix()` to `proxy`.
+    pub fn external_tools(mut self, proxy: Arc<dyn ExternalTools>) -> Self {
+        self.external.push(proxy);
+        self
+    }
+
+    /// Declares the permission tags `tool` requires (e.g. `orders:read`).
+    ///
+    /// `#[ability]` has no `tags` key yet, so tags are configured here:
+    /// a dispatcher not granted every tag a tool requires refuses its calls
+    /// with `missing-permission-tag` before the handler runs.
+    pub fn require_tags<S: Into<String>>(
+        mut self,
+        tool: &str,
+        tags: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.required_tags
+            .entry(tool.to_owned())
+            .or_default()
+            .extend(tags.into_iter().map(Into::into));
+        self
+    }
+
+    /// Grants this dispatcher permission tags.
+    pub fn grant_tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.granted_tags.extend(tags.into_iter().map(Into::into));
+        self
+    }
+
+    /// The dispatcher.
+    pub fn build(self) -> Dispatcher {
+        Dispatcher {
+            registry: self.registry,
+            policy: PolicyStore::new(self.policy),
+            approver: self.approver,
+            approval_timeout: self.approval_timeout,
+            rate_limit: self.rate_limit,
+            external: self.external,
+            required_tags: self.required_tags,
+            granted_tags: self.granted_tags,
+            sessions: DashMap::new(),
+            next_call: AtomicU64::new(1),
+        }
+    }
+}
+
+impl Dispatcher {
+    /// Starts configuring a dispatcher over `registry`.
+    pub fn builder(registry: Registry) -> DispatcherBuilder {
+        DispatcherBuilder {
+            registry,
+            policy: Policy::new(),
+            approver: None,
+            approval_timeout: Duration::from_secs(120),
+            rate_limit: Some(RateLimit::default()),
+            external: Vec::new(),
+            required_tags: HashMap::new(),
+            granted_tags: HashSet::new(),
+        }
+    }
+
+    /// A dispatcher over `registry` with the defaults.
+    pub fn new(registry: Registry) -> Self {
+        Self::builder(registry).build()
+    }
+
+    /// The abilities it dispatches to.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The live policy: read, [`set`](PolicyStore::set), load and save it.
+    pub fn policy(&self) -> &PolicyStore {
+        &self.policy
+    }
+
+    /// The background calls of the session `session_id`.
+    pub fn background(&self, session_id: &str) -> BackgroundCalls {
+        self.session(session_id).background.clone()
+    }
+
+    /// Drops a session's state: rate window, reuse caches, and background
+    /// results not yet taken (their calls still finish and are recorded).
+    pub fn end_session(&self, session_id: &str) {
+        self.sessions.remove(session_id);
+    }
+
+    fn session(&self, session_id: &str) -> Arc<Session> {
+        if let Some(session) = self.sessions.get(session_id) {
+            return Arc::clone(&session);
+        }
+        Arc::clone(&self.sessions.entry(session_id.to_owned()).or_default())
+    }
+}

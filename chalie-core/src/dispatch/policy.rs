@@ -1,0 +1,262 @@
+//! The permission policy: a flat (channel, permission) → setting table,
+//! loaded from and saved to a human-editable TOML file.
+//!
+//! ```toml
+//! [chat]
+//! weather = "allow"
+//! "calendar.delete_event" = "ask"
+//!
+//! [subconscious]
+//! calendar = "deny"
+//!
+//! [external]
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::Channel;
+
+/// What the gate does with a permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    /// Run it.
+    Allow,
+    /// Ask a human and run it if they approve; on a channel without a human
+    /// this is [`Setting::Deny`].
+    Ask,
+    /// Block it; the envelope tells the model not to retry.
+    Deny,
+    /// Always allowed and hidden from the policy surface.
+    Internal,
+}
+
+impl Setting {
+    /// The setting's name in the policy file.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Setting::Allow => "allow",
+            Setting::Ask => "ask",
+            Setting::Deny => "deny",
+            Setting::Internal => "internal",
+        }
+    }
+
+    /// What the setting means on `channel`: `ask` becomes `deny` where
+    /// there is nobody to ask.
+    pub const fn on(self, channel: Channel) -> Setting {
+        match self {
+            Setting::Ask if !channel.has_human() => Setting::Deny,
+            other => other,
+        }
+    }
+}
+
+/// Why a policy could not be read, written or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file could not be read or written.
+    #[error("policy file `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The text is not a valid policy.
+    #[error("invalid policy: {0}")]
+    Parse(String),
+    /// A permission is not `tool` or `tool.action`.
+    #[error(
+        "permission `{0}` is not `tool` or `tool.action`; use a tool name, optionally followed by `.` and an action"
+    )]
+    BadPermission(String),
+}
+
+/// The settings of one tool on one channel.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ToolRules {
+    tool: Option<Setting>,
+    actions: HashMap<String, Setting>,
+}
+
+/// Explicit settings per channel. Lookup: `tool.action`, then `tool`,
+/// then the default `ask`, so a brand-new action prompts the first time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Policy {
+    channels: [HashMap<String, ToolRules>; 3],
+}
+
+fn channel_index(channel: Channel) -> usize {
+    match channel {
+        Channel::Chat => 0,
+        Channel::Subconscious => 1,
+        Channel::External => 2,
+    }
+}
+
+/// Splits `tool.action`; tool names never contain `.`.
+fn split_permission(permission: &str) -> Result<(&str, Option<&str>), PolicyError> {
+    let (tool, action) = match permission.split_once('.') {
+        Some((tool, action)) => (tool, Some(action)),
+        None => (permission, None),
+    };
+    let valid = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if valid(tool) && action.is_none_or(valid) {
+        Ok((tool, action))
+    } else {
+        Err(PolicyError::BadPermission(permission.to_owned()))
+    }
+}
+
+/// The file layout: one table per channel.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    chat: BTreeMap<String, Setting>,
+    #[serde(default)]
+    subconscious: BTreeMap<String, Setting>,
+    #[serde(default)]
+    external: BTreeMap<String, Setting>,
+}
+
+const FILE_HEADER: &str = "\
+# Permission policy: one table per channel, `tool` or `tool.action` = setting.
+# Settings: allow, ask (a human approves each call), deny, internal.
+# Lookup order: tool.action, then tool, then ask. On subconscious and
+# external there is nobody to ask, so ask means deny there.
+
+";
+
+impl Policy {
+    /// An empty policy: everything asks.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `permission` (`tool` or `tool.action`) on `channel`.
+    pub fn set(
+        &mut self,
+        channel: Channel,
+        permission: &str,
+        setting: Setting,
+    ) -> Result<(), PolicyError> {
+        let (tool, action) = split_permission(permission)?;
+        let rules = self.channels[channel_index(channel)]
+            .entry(tool.to_owned())
+            .or_default();
+        match action {
+            Some(action) => {
+                rules.actions.insert(action.to_owned(), setting);
+            }
+            None => rules.tool = Some(setting),
+        }
+        Ok(())
+    }
+
+    /// Removes the explicit setting of `permission` on `channel`, so the
+    /// lookup falls through again; returns what it was.
+    pub fn remove(&mut self, channel: Channel, permission: &str) -> Option<Setting> {
+        let (tool, action) = split_permission(permission).ok()?;
+        let rules = self.channels[channel_index(channel)].get_mut(tool)?;
+        match action {
+            Some(action) => rules.actions.remove(action),
+            None => rules.tool.take(),
+        }
+    }
+
+    /// The explicit setting of exactly `permission`, without fallbacks.
+    pub fn explicit(&self, channel: Channel, permission: &str) -> Option<Setting> {
+        let (tool, action) = split_permission(permission).ok()?;
+        let rules = self.channels[channel_index(channel)].get(tool)?;
+        match action {
+            Some(action) => rules.actions.get(action).copied(),
+            None => rules.tool,
+        }
+    }
+
+    /// The setting the gate applies to `tool` (with `action`) on
+    /// `channel`: `tool.action`, then `tool`, then `ask`; `ask` becomes
+    /// `deny` on a channel without a human.
+    pub fn lookup(&self, channel: Channel, tool: &str, action: Option<&str>) -> Setting {
+        let rules = self.channels[channel_index(channel)].get(tool);
+        let setting = rules
+            .and_then(|rules| {
+                action
+                    .and_then(|action| rules.actions.get(action).copied())
+                    .or(rules.tool)
+            })
+            .unwrap_or(Setting::Ask);
+        setting.on(channel)
+    }
+
+    /// Parses the TOML policy file format.
+    pub fn from_toml(text: &str) -> Result<Self, PolicyError> {
+        let file: PolicyFile =
+            toml::from_str(text).map_err(|error| PolicyError::Parse(error.to_string()))?;
+        let mut policy = Policy::new();
+        for (channel, table) in [
+            (Channel::Chat, file.chat),
+            (Channel::Subconscious, file.subconscious),
+            (Channel::External, file.external),
+        ] {
+            for (permission, setting) in table {
+                policy.set(channel, &permission, setting)?;
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Renders the policy as TOML, sorted, every channel present.
+    pub fn to_toml(&self) -> String {
+        let mut file = PolicyFile::default();
+        for (channel, table) in [
+            (Channel::Chat, &mut file.chat),
+            (Channel::Subconscious, &mut file.subconscious),
+            (Channel::External, &mut file.external),
+        ] {
+            for (tool, rules) in &self.channels[channel_index(channel)] {
+                if let Some(setting) = rules.tool {
+                    table.insert(tool.clone(), setting);
+                }
+                for (action, setting) in &rules.actions {
+                    table.insert(format!("{tool}.{action}"), *setting);
+                }
+            }
+        }
+        // Plain maps of strings always serialise; fall back to the header
+        // alone rather than panic if that ever changes.
+        let body = toml::to_string(&file).unwrap_or_default();
+        format!("{FILE_HEADER}{body}")
+    }
+
+    /// Reads a policy file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, PolicyError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_toml(&text)
+    }
+
+    /// Writes the policy file, replacing it atomically (write, then rename).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), PolicyError> {
+        let path = path.as_ref();
+        let io_error = |source| PolicyError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let mut temporary = path.as_os_str().to_owned();
+        temporary.push(".tmp");
+        std::fs::write(&temporary, self.to_toml()).map_err(io_error)?;
+        std::fs::rename(&temporary, path).map_err(io_error)
+    }
+}

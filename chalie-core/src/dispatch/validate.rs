@@ -1,0 +1,133 @@
+//! Step 2: pre-validation, before the gate. Framework fields come off,
+//! the action is checked against the declared actions, and the typed
+//! parameters are parsed; a malformed call bounces here.
+
+use serde_json::Value;
+
+use crate::{ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilitySpec, ParamErrors, Problem, ToolResult};
+
+/// The framework fields a call carried.
+#[derive(Debug, Default)]
+pub(crate) struct Framework {
+    /// `act_summary`: a line for the user.
+    pub(crate) summary: Option<String>,
+    /// `async: true`.
+    pub(crate) background: bool,
+}
+
+/// Removes `act_summary` and `async` from the arguments. `null` arguments
+/// count as `{}`, which models send for tools without parameters.
+pub(crate) fn strip_framework_fields(arguments: &mut Value) -> Result<Framework, ParamErrors> {
+    if arguments.is_null() {
+        *arguments = Value::Object(serde_json::Map::new());
+    }
+    let Value::Object(object) = arguments else {
+        // Not an object: parsing reports it.
+        return Ok(Framework::default());
+    };
+    let mut errors = ParamErrors::new();
+    let summary = match object.remove(ACT_SUMMARY_FIELD) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(summary)) => Some(summary),
+        Some(other) => {
+            errors.push(ACT_SUMMARY_FIELD, wrong_type("a string", &other));
+            None
+        }
+    };
+    let background = match object.remove(ASYNC_FIELD) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(flag)) => flag,
+        Some(other) => {
+            errors.push(ASYNC_FIELD, wrong_type("a boolean", &other));
+            false
+        }
+    };
+    if errors.is_empty() {
+        Ok(Framework {
+            summary,
+            background,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+fn wrong_type(expected: &str, found: &Value) -> Problem {
+    let found = match found {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    Problem::WrongType {
+        expected: expected.to_owned(),
+        found: found.to_owned(),
+    }
+}
+
+/// The declared action the arguments name, checked with the parameters it
+/// requires; `None` for an ability without actions.
+pub(crate) fn check_action(
+    spec: &AbilitySpec,
+    arguments: &Value,
+) -> Result<Option<&'static str>, ToolResult> {
+    if spec.actions().is_empty() {
+        return Ok(None);
+    }
+    let valid: Vec<String> = spec
+        .actions()
+        .iter()
+        .map(|action| action.name().to_owned())
+        .collect();
+    let named = arguments.get("action");
+    let Some(action) = named
+        .and_then(Value::as_str)
+        .and_then(|name| spec.action(name))
+    else {
+        let message = match named {
+            None | Some(Value::Null) => {
+                format!(
+                    "`action` is required; `{}` takes one of {}",
+                    spec.name(),
+                    listed(&valid)
+                )
+            }
+            Some(Value::String(name)) => {
+                format!("`action` must be one of {}, not `{name}`", listed(&valid))
+            }
+            Some(other) => format!("`action` must be one of {}, not {}", listed(&valid), other),
+        };
+        return Err(ToolResult::error(
+            "invalid-arguments",
+            message,
+            "pass one of the valid values as action= and call again",
+        )
+        .with_valid_values(valid));
+    };
+    let mut missing = ParamErrors::new();
+    for required in action.required() {
+        if arguments.get(*required).is_none_or(Value::is_null) {
+            missing.push(
+                *required,
+                Problem::Missing {
+                    expected: format!("action `{}` requires it", action.name()),
+                },
+            );
+        }
+    }
+    if missing.is_empty() {
+        Ok(Some(action.name()))
+    } else {
+        Err(missing.into_tool_result())
+    }
+}
+
+fn listed(values: &[String]) -> String {
+    values
+        .iter()
+        .map(|value| format!("`{value}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
