@@ -50,6 +50,7 @@
 //!   definition, and [`ToolDescriptor::render`] renders it per [`Provider`].
 
 mod ability;
+mod contracts;
 mod descriptor;
 mod dispatch;
 mod envelope;
@@ -60,6 +61,18 @@ mod result;
 mod turn;
 
 pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};
+pub use contracts::{
+    Bump, BumpProblem, Capability, Capped, ChalieConfig, ContractLock, CORE_ABILITIES, Cursor,
+    CursorError, CursorKey, DEFAULT_PAGE_SIZE, DuplicateOutput, Fields, Format, LintFinding,
+    LintOptions, LintRule, LockDrift, LockReport, LockedContract, MAX_PAGE_SIZE, Manifest,
+    ManifestError, MaxChars, MaxItems, OutputSchemas, Page, PageRequest, Position, Profile,
+    SCRATCHPAD_ABILITY, STANDARD_PARAMS, SchemaChange, Scratchpad, ScratchpadError,
+    ScratchpadLimits, ScratchpadSlice, ScratchpadStub, Side, TopK, ability_name, build_manifest,
+    canonical_json, cap_result, cap_text, check_lock, contract_hash, diff_schemas,
+    is_valid_namespace, keys as result_keys, lint, list_body, output_schema_of, published_name,
+    query_fingerprint, read_more, read_slice, required_bump, schema_hash, slice_result, slice_text,
+    summary_similarity,
+};
 pub use descriptor::{
     ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
 };
@@ -136,6 +149,7 @@ pub mod __private {
     pub use serde_json::Value;
     pub use std::sync::OnceLock;
 
+    pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::ability::{
         AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MacroOnly,
     };

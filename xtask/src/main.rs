@@ -4,9 +4,14 @@
 //! [cargo-xtask]: https://github.com/matklad/cargo-xtask
 
 mod build_time;
+mod lint;
+mod manifest;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+// The example abilities the manifest and the lint review.
+chalie_core::link_abilities!(quickstart);
 
 /// A subcommand's outcome; the message of an error is printed as it is.
 type Outcome = Result<(), Box<dyn std::error::Error>>;
@@ -20,7 +25,11 @@ fn project_root() -> PathBuf {
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
-  build-time [--abilities N]   cold build time of N generated abilities vs N plain functions";
+  build-time [--abilities N]   cold build time of N generated abilities vs N plain functions
+  manifest [--out FILE]        print the discovery manifest of every linked ability
+  manifest --check             fail when a contract changed without its version bump (CI)
+  manifest --update            rewrite contracts.lock.json, refused while a bump is missing
+  lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,6 +37,8 @@ fn main() -> ExitCode {
     let rest: Vec<String> = args.collect();
     let outcome: Outcome = match command.as_str() {
         "build-time" => build_time::run(&rest),
+        "manifest" => manifest::run(&rest),
+        "lint" => lint::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

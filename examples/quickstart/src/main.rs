@@ -3,7 +3,8 @@
 //!
 //! Run it with `cargo run -p quickstart`.
 
-mod abilities;
+// The abilities live in the library target; name it so they are linked.
+chalie_core::link_abilities!(quickstart);
 
 use chalie_core::{AssembleOptions, Channel, Provider, Turn, assemble, render_envelope};
 use serde_json::json;

@@ -1,0 +1,54 @@
+//! Capability contracts: what an ability publishes and promises.
+//!
+//! - **Versions and manifests**: [`build_manifest`] lists every
+//!   capability under its published name (`namespace.capability-name`)
+//!   with its version, schemas and [`contract_hash`]; [`check_lock`]
+//!   compares it with the committed [`ContractLock`] and names every
+//!   schema change that lacks its semver bump. [`declare_output!`]
+//!   (crate::declare_output) adds a typed success output.
+//! - **Toolsets and profiles**: a [`Profile`] exposes the toolsets it
+//!   enables plus the always-on [`CORE_ABILITIES`], nothing else.
+//! - **Context-safe outputs**: standard parameters ([`TopK`],
+//!   [`MaxItems`], [`MaxChars`], [`Format`], [`Fields`], [`Cursor`]),
+//!   standard result [`keys`], [`Page`]s with signed cursors, hard caps
+//!   with continuation ([`cap_result`], [`read_more`]) and a per-session
+//!   [`Scratchpad`].
+//! - **Description lint**: [`lint`] reviews summaries, field descriptions
+//!   and look-alike abilities.
+
+mod canonical;
+mod cap;
+mod cursor;
+mod diff;
+mod fragments;
+mod lint;
+mod lock;
+mod manifest;
+mod output;
+mod page;
+mod profile;
+mod scratchpad;
+
+pub use canonical::{canonical_json, schema_hash};
+pub use cap::{
+    Capped, SCRATCHPAD_ABILITY, cap_result, cap_text, read_more, read_slice, slice_result,
+    slice_text,
+};
+pub use cursor::{Cursor, CursorError, CursorKey, Position, query_fingerprint};
+pub use diff::{Bump, SchemaChange, Side, diff_schemas, required_bump};
+pub use fragments::{Fields, Format, MaxChars, MaxItems, STANDARD_PARAMS, TopK};
+pub use lint::{LintFinding, LintOptions, LintRule, lint, summary_similarity};
+pub use lock::{BumpProblem, ContractLock, LockDrift, LockReport, LockedContract, check_lock};
+pub use manifest::{
+    Capability, Manifest, ManifestError, ability_name, build_manifest, contract_hash,
+    is_valid_namespace, published_name,
+};
+pub use output::{DuplicateOutput, OutputSchemas, output_schema_of};
+pub use page::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, PageRequest, keys, list_body};
+pub use profile::{CORE_ABILITIES, ChalieConfig, Profile};
+pub use scratchpad::{
+    Scratchpad, ScratchpadError, ScratchpadLimits, ScratchpadSlice, ScratchpadStub,
+};
+
+#[doc(hidden)]
+pub use output::{OUTPUT_SCHEMAS, OutputEntry};
