@@ -5,8 +5,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::call::{Dispatched, ToolCall};
 use super::execute::Prepared;
 use super::gate::Gate;
@@ -118,7 +116,7 @@ impl Dispatcher {
                         state.action = Some(action.to_owned());
                     }
                     Ok(None) => {}
-                    Err(result) => return state.finish(turn, result),
+                    Err(result) => return state.finish(turn, *result),
                 }
                 let parsed =
                     std::panic::catch_unwind(AssertUnwindSafe(|| entry.prepare(&arguments)));
@@ -278,11 +276,4 @@ fn settle_reuse(
         Some(_) => {}
         None => runs.invalidate(run_id),
     }
-}
-
-#[allow(dead_code)]
-fn assert_send_sync() {
-    fn check<T: Send + Sync>() {}
-    check::<Dispatcher>();
-    let _ = |value: Value| value;
 }

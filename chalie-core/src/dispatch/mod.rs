@@ -74,6 +74,12 @@ impl std::fmt::Debug for Dispatcher {
     }
 }
 
+// One dispatcher serves every session from many threads.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<Dispatcher>();
+};
+
 /// Configures a [`Dispatcher`].
 pub struct DispatcherBuilder {
     registry: Registry,

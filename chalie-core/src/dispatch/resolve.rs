@@ -27,7 +27,18 @@ pub(crate) fn resolve<'a>(
                 Arc::clone(proxy),
                 tools.into_iter().nth(index).ok_or_else(Vec::new)?,
             )),
-            None => Err(suggest(name, tools.iter().map(|tool| tool.name.as_str()))),
+            None => {
+                // Compare what follows the prefix: every name shares it.
+                let prefix = proxy.prefix();
+                let close = suggest(
+                    after(name, prefix),
+                    tools.iter().map(|tool| after(&tool.name, prefix)),
+                );
+                Err(close
+                    .into_iter()
+                    .map(|found| format!("{prefix}{found}"))
+                    .collect())
+            }
         };
     }
     match registry.get(name) {
@@ -45,6 +56,10 @@ pub(crate) fn resolve<'a>(
             Err(suggest(name, names.into_iter()))
         }
     }
+}
+
+fn after<'s>(full: &'s str, prefix: &str) -> &'s str {
+    full.strip_prefix(prefix).unwrap_or(full)
 }
 
 /// Up to three names close to `name`: by edit distance, or sharing a

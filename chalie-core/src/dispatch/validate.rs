@@ -72,7 +72,7 @@ fn wrong_type(expected: &str, found: &Value) -> Problem {
 pub(crate) fn check_action(
     spec: &AbilitySpec,
     arguments: &Value,
-) -> Result<Option<&'static str>, ToolResult> {
+) -> Result<Option<&'static str>, Box<ToolResult>> {
     if spec.actions().is_empty() {
         return Ok(None);
     }
@@ -99,12 +99,14 @@ pub(crate) fn check_action(
             }
             Some(other) => format!("`action` must be one of {}, not {}", listed(&valid), other),
         };
-        return Err(ToolResult::error(
-            "invalid-arguments",
-            message,
-            "pass one of the valid values as action= and call again",
-        )
-        .with_valid_values(valid));
+        return Err(Box::new(
+            ToolResult::error(
+                "invalid-arguments",
+                message,
+                "pass one of the valid values as action= and call again",
+            )
+            .with_valid_values(valid),
+        ));
     };
     let mut missing = ParamErrors::new();
     for required in action.required() {
@@ -120,7 +122,7 @@ pub(crate) fn check_action(
     if missing.is_empty() {
         Ok(Some(action.name()))
     } else {
-        Err(missing.into_tool_result())
+        Err(Box::new(missing.into_tool_result()))
     }
 }
 

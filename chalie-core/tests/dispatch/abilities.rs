@@ -1,0 +1,163 @@
+//! Abilities the dispatcher tests call. Each notes its runs under the
+//! calling session, so tests running in parallel do not see each other.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chalie_core::{Body, Params, ToolResult, Turn, ability};
+
+static RUNS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+fn note(turn: &Turn, what: &str) {
+    RUNS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((turn.session_id().to_owned(), what.to_owned()));
+}
+
+/// What ran in `session`, in order.
+pub fn runs(session: &str) -> Vec<String> {
+    RUNS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .filter(|(id, _)| id == session)
+        .map(|(_, what)| what.clone())
+        .collect()
+}
+
+/// Parameters of [`lookup()`].
+#[derive(Params)]
+pub struct LookupParams {
+    /// What to look up.
+    pub query: String,
+    /// How many results, 1 to 10.
+    #[param(default = 3, min = 1, max = 10)]
+    pub limit: u8,
+}
+
+/// Looks a topic up in the test notes. Use it to read, never to change.
+#[ability(
+    effect = read,
+    examples = ["look up rust", "find notes on tokio", "search for serde", "what do we know about json", "show notes about tests", "look for the dispatcher"],
+)]
+pub async fn lookup(params: LookupParams, turn: &Turn) -> ToolResult {
+    note(turn, &format!("lookup:{}", params.query));
+    if params.query == "missing" {
+        return ToolResult::error("not-found", "nothing about `missing`", "try another query");
+    }
+    ToolResult::success(format!("{} result(s) for {}", params.limit, params.query))
+}
+
+/// Parameters of [`calendar()`].
+#[derive(Params)]
+pub struct CalendarParams {
+    /// `list_events` or `delete_event`.
+    pub action: String,
+    /// The event to delete (`delete_event`).
+    pub event_id: Option<String>,
+}
+
+/// Lists and deletes calendar events. Use `list_events` to read the
+/// calendar, `delete_event` to remove one event by id.
+#[ability(
+    actions(list_events = [], delete_event = [event_id]),
+    examples = ["what's on my calendar", "delete the dentist appointment", "cancel my 3pm", "list my events", "remove tomorrow's meeting", "show my week"],
+)]
+pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
+    note(turn, &format!("calendar:{}", params.action));
+    let _ = params.event_id;
+    ToolResult::success("done")
+}
+
+/// Parameters of [`settings()`].
+#[derive(Params)]
+pub struct SettingsParams {
+    /// `view` or `change`.
+    pub action: String,
+    /// The permission the setting is about (a legitimate parameter).
+    pub permission: Option<String>,
+}
+
+/// Views or changes a setting; its own parameter is named `permission`.
+#[ability(
+    actions(view = [], change = [permission]),
+    examples = ["show my settings", "change a setting", "turn off notifications", "what are my preferences", "update my privacy setting", "view the settings"],
+)]
+pub async fn settings(params: SettingsParams, turn: &Turn) -> ToolResult {
+    note(turn, &format!("settings:{}", params.action));
+    let _ = params.permission;
+    ToolResult::success("ok")
+}
+
+/// Counts one call; a trivial write.
+#[ability(
+    examples = ["count this", "add one", "tally a call", "increment the counter", "record a tick", "bump the count"],
+)]
+pub async fn tally(turn: &Turn) -> ToolResult {
+    note(turn, "tally");
+    ToolResult::success("counted")
+}
+
+/// Always panics, to test that the dispatcher survives it.
+#[ability(
+    examples = ["break something", "crash the tool", "panic now", "fail hard", "explode", "do the broken thing"],
+)]
+pub async fn boom(turn: &Turn) -> ToolResult {
+    note(turn, "boom");
+    panic!("the boom ability always panics");
+}
+
+/// Returns a body that cannot be serialised.
+#[ability(
+    effect = read,
+    examples = ["return a broken map", "give an odd result", "make an opaque body", "produce bad json", "send unserializable data", "return weird data"],
+)]
+pub async fn opaque(turn: &Turn) -> ToolResult {
+    note(turn, "opaque");
+    let mut map: HashMap<(u8, u8), u8> = HashMap::new();
+    map.insert((1, 2), 3);
+    ToolResult::success(Body::json(&map))
+}
+
+/// Reads orders; the dispatcher configuration requires `orders:read`.
+#[ability(
+    effect = read,
+    examples = ["show my orders", "where is my package", "list recent orders", "order status", "what did I buy", "track my order"],
+)]
+pub async fn orders(turn: &Turn) -> ToolResult {
+    note(turn, "orders");
+    ToolResult::success("no orders")
+}
+
+/// Remembers things; internal, so never gated.
+#[ability(
+    internal,
+    examples = ["remember this", "note that down", "keep this in mind", "save a memory", "don't forget this", "store a fact"],
+)]
+pub async fn memo(turn: &Turn) -> ToolResult {
+    note(turn, "memo");
+    ToolResult::success("remembered")
+}
+
+/// Parameters of [`slow()`].
+#[derive(Params)]
+pub struct SlowParams {
+    /// Milliseconds to take.
+    pub millis: u64,
+    /// Panic at the end instead of returning.
+    #[param(default = false)]
+    pub fail: bool,
+}
+
+/// Takes a while, then answers; for background calls.
+#[ability(
+    examples = ["take your time", "run something slow", "do a long job", "start the export", "generate the report", "process the batch"],
+)]
+pub async fn slow(params: SlowParams, turn: &Turn) -> ToolResult {
+    tokio::time::sleep(Duration::from_millis(params.millis)).await;
+    note(turn, "slow");
+    if params.fail {
+        panic!("slow failed");
+    }
+    ToolResult::success(format!("slept {}ms", params.millis))
+}

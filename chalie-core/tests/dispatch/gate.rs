@@ -1,0 +1,189 @@
+//! Every gate setting on every channel, lookup precedence, approvals.
+
+use std::time::Duration;
+
+use chalie_core::{Approval, Channel, GateDecision, Policy, Setting};
+use serde_json::json;
+
+use crate::abilities::runs;
+use crate::{Recorder, builder, call, envelope, turn};
+
+#[tokio::test]
+async fn every_setting_on_every_channel() {
+    let channels = [Channel::Chat, Channel::Subconscious, Channel::External];
+    let settings = [
+        Setting::Allow,
+        Setting::Ask,
+        Setting::Deny,
+        Setting::Internal,
+    ];
+    for channel in channels {
+        for setting in settings {
+            let approver = Recorder::answering(Approval::Approved);
+            let mut policy = Policy::new();
+            policy.set(channel, "tally", setting).unwrap();
+            let dispatcher = builder().policy(policy).approver(approver.clone()).build();
+            let session = format!("gate-{}-{}", channel.as_str(), setting.as_str());
+            let done = call(&dispatcher, &turn(channel, &session), "tally", json!({})).await;
+            let (decision, ran, asked) = match (setting, channel) {
+                (Setting::Allow, _) => (GateDecision::Allowed, true, false),
+                (Setting::Internal, _) => (GateDecision::Internal, true, false),
+                (Setting::Deny, _) => (GateDecision::Denied, false, false),
+                (Setting::Ask, Channel::Chat) => (GateDecision::Approved, true, true),
+                (Setting::Ask, _) => (GateDecision::Denied, false, false),
+            };
+            let case = format!("{setting:?} on {channel:?}");
+            assert_eq!(done.record.decision, decision, "{case}");
+            assert_eq!(runs(&session).len(), usize::from(ran), "{case}");
+            assert_eq!(!approver.permissions().is_empty(), asked, "{case}");
+            assert_eq!(done.result.is_success(), ran, "{case}");
+            if !ran {
+                assert_eq!(envelope(&done).code(), Some("permission-denied"), "{case}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn lookup_is_tool_action_then_tool_then_ask() {
+    let approver = Recorder::answering(Approval::Rejected);
+    let mut policy = Policy::new();
+    policy
+        .set(Channel::Chat, "calendar", Setting::Allow)
+        .unwrap();
+    policy
+        .set(Channel::Chat, "calendar.delete_event", Setting::Deny)
+        .unwrap();
+    let dispatcher = builder().policy(policy).approver(approver.clone()).build();
+    let turn = turn(Channel::Chat, "gate-lookup");
+    let listed = call(
+        &dispatcher,
+        &turn,
+        "calendar",
+        json!({ "action": "list_events" }),
+    )
+    .await;
+    assert_eq!(listed.record.decision, GateDecision::Allowed);
+    let deleted = call(
+        &dispatcher,
+        &turn,
+        "calendar",
+        json!({ "action": "delete_event", "event_id": "x" }),
+    )
+    .await;
+    assert_eq!(deleted.record.decision, GateDecision::Denied);
+    // Nothing set for `settings`: a brand-new action asks.
+    let changed = call(&dispatcher, &turn, "settings", json!({ "action": "view" })).await;
+    assert_eq!(changed.record.decision, GateDecision::Rejected);
+    assert_eq!(approver.permissions(), ["settings.view"]);
+    assert_eq!(envelope(&changed).code(), Some("approval-rejected"));
+    assert!(changed.envelope.contains("the user declined"));
+    assert_eq!(runs("gate-lookup"), ["calendar:list_events"]);
+}
+
+#[tokio::test]
+async fn the_approver_sees_the_real_call() {
+    let approver = Recorder::answering(Approval::Approved);
+    let dispatcher = builder()
+        .policy(Policy::new())
+        .approver(approver.clone())
+        .build();
+    let turn = turn(Channel::Chat, "gate-request");
+    let done = dispatcher
+        .dispatch(
+            &turn,
+            chalie_core::ToolCall::new("calendar", json!({ "action": "delete_event", "event_id": "e7", "act_summary": "Deleting the dentist" }))
+                .with_id("call_abc"),
+        )
+        .await;
+    assert!(done.result.is_success());
+    let asked = approver.asked.lock().unwrap();
+    let request = &asked[0];
+    assert_eq!(request.call_id, "call_abc");
+    assert_eq!(request.session_id, "gate-request");
+    assert_eq!(request.permission, "calendar.delete_event");
+    assert_eq!(request.action.as_deref(), Some("delete_event"));
+    assert_eq!(request.summary.as_deref(), Some("Deleting the dentist"));
+    assert_eq!(
+        request.arguments,
+        json!({ "action": "delete_event", "event_id": "e7" })
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_answer_in_time_is_a_rejection() {
+    let approver = Recorder::silent();
+    let dispatcher = builder()
+        .policy(Policy::new())
+        .approver(approver.clone())
+        .approval_timeout(Duration::from_secs(30))
+        .build();
+    let turn = turn(Channel::Chat, "gate-timeout");
+    let done = call(&dispatcher, &turn, "tally", json!({})).await;
+    assert_eq!(done.record.decision, GateDecision::Rejected);
+    assert!(
+        done.envelope.contains("no answer within 30s"),
+        "{}",
+        done.envelope
+    );
+    assert_eq!(approver.permissions(), ["tally"]);
+    assert!(runs("gate-timeout").is_empty());
+}
+
+#[tokio::test]
+async fn without_an_approver_ask_is_a_rejection() {
+    let dispatcher = builder().policy(Policy::new()).build();
+    let done = call(
+        &dispatcher,
+        &turn(Channel::Chat, "gate-no-approver"),
+        "tally",
+        json!({}),
+    )
+    .await;
+    assert_eq!(done.record.decision, GateDecision::Rejected);
+    assert!(done.envelope.contains("no approver"));
+}
+
+#[tokio::test]
+async fn internal_abilities_bypass_the_gate() {
+    let mut policy = Policy::new();
+    policy.set(Channel::Chat, "memo", Setting::Deny).unwrap();
+    let dispatcher = builder().policy(policy).build();
+    let done = call(
+        &dispatcher,
+        &turn(Channel::Chat, "gate-internal"),
+        "memo",
+        json!({}),
+    )
+    .await;
+    assert!(done.result.is_success());
+    assert_eq!(done.record.decision, GateDecision::Internal);
+}
+
+#[tokio::test]
+async fn the_policy_changes_at_run_time() {
+    let dispatcher = builder().build();
+    let turn = turn(Channel::Chat, "gate-runtime");
+    assert!(
+        call(&dispatcher, &turn, "tally", json!({}))
+            .await
+            .result
+            .is_success()
+    );
+    dispatcher
+        .policy()
+        .set(Channel::Chat, "tally", Setting::Deny)
+        .unwrap();
+    assert_eq!(
+        dispatcher.policy().get(Channel::Chat, "tally"),
+        Setting::Deny
+    );
+    let denied = call(&dispatcher, &turn, "tally", json!({})).await;
+    assert_eq!(denied.record.decision, GateDecision::Denied);
+    assert!(
+        dispatcher
+            .policy()
+            .set(Channel::Chat, "bad name!", Setting::Allow)
+            .is_err()
+    );
+}

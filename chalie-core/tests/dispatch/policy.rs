@@ -1,0 +1,142 @@
+//! The policy file and the policy surface.
+
+use chalie_core::{Channel, Policy, Setting};
+
+use crate::builder;
+
+fn sample() -> Policy {
+    let mut policy = Policy::new();
+    policy
+        .set(Channel::Chat, "calendar", Setting::Allow)
+        .unwrap();
+    policy
+        .set(Channel::Chat, "calendar.delete_event", Setting::Ask)
+        .unwrap();
+    policy
+        .set(Channel::Subconscious, "calendar", Setting::Deny)
+        .unwrap();
+    policy
+        .set(Channel::External, "lookup", Setting::Allow)
+        .unwrap();
+    policy
+        .set(Channel::Chat, "tally", Setting::Internal)
+        .unwrap();
+    policy
+}
+
+#[test]
+fn the_file_round_trips() {
+    let policy = sample();
+    let path = std::env::temp_dir().join(format!("chalie-policy-{}.toml", std::process::id()));
+    policy.save(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("[chat]\ncalendar = \"allow\"\n\"calendar.delete_event\" = \"ask\"\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[subconscious]\ncalendar = \"deny\"\n"),
+        "{text}"
+    );
+    assert!(text.starts_with("# Permission policy"));
+    let loaded = Policy::load(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(loaded, policy);
+    assert_eq!(Policy::from_toml(&policy.to_toml()).unwrap(), policy);
+}
+
+#[test]
+fn a_hand_edited_file_is_read_and_mistakes_are_named() {
+    let policy =
+        Policy::from_toml("[chat]\nweather = \"allow\"\n\"calendar.delete_event\" = \"deny\"\n")
+            .unwrap();
+    assert_eq!(
+        policy.lookup(Channel::Chat, "weather", None),
+        Setting::Allow
+    );
+    assert_eq!(
+        policy.lookup(Channel::Chat, "calendar", Some("delete_event")),
+        Setting::Deny
+    );
+    assert_eq!(
+        policy.lookup(Channel::Chat, "calendar", Some("list_events")),
+        Setting::Ask
+    );
+    assert_eq!(
+        policy.lookup(Channel::External, "calendar", None),
+        Setting::Deny
+    );
+    let bad_setting = Policy::from_toml("[chat]\nweather = \"sometimes\"\n").unwrap_err();
+    assert!(
+        bad_setting.to_string().contains("sometimes"),
+        "{bad_setting}"
+    );
+    let bad_channel = Policy::from_toml("[email]\nweather = \"allow\"\n").unwrap_err();
+    assert!(bad_channel.to_string().contains("email"), "{bad_channel}");
+    let bad_permission = Policy::from_toml("[chat]\n\"a b\" = \"allow\"\n").unwrap_err();
+    assert!(
+        bad_permission.to_string().contains("`a b`"),
+        "{bad_permission}"
+    );
+}
+
+#[tokio::test]
+async fn the_store_loads_and_saves() {
+    let dispatcher = builder().build();
+    let path = std::env::temp_dir().join(format!("chalie-store-{}.toml", std::process::id()));
+    sample().save(&path).unwrap();
+    dispatcher.policy().load(&path).unwrap();
+    assert_eq!(*dispatcher.policy().snapshot(), sample());
+    dispatcher
+        .policy()
+        .set(Channel::External, "orders", Setting::Deny)
+        .unwrap();
+    dispatcher.policy().save(&path).unwrap();
+    let saved = Policy::load(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(
+        saved.explicit(Channel::External, "orders"),
+        Some(Setting::Deny)
+    );
+}
+
+#[test]
+fn the_surface_lists_every_non_internal_permission() {
+    let dispatcher = builder().policy(sample()).build();
+    let surface = dispatcher.policy_surface();
+    let names: Vec<&str> = surface
+        .iter()
+        .map(|entry| entry.permission.as_str())
+        .collect();
+    for expected in [
+        "calendar",
+        "calendar.delete_event",
+        "calendar.list_events",
+        "lookup",
+        "settings.change",
+    ] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+    assert!(!names.contains(&"memo"), "internal abilities are hidden");
+    assert!(
+        !names.contains(&"tally"),
+        "permissions set internal are hidden"
+    );
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let delete = surface
+        .iter()
+        .find(|entry| entry.permission == "calendar.delete_event")
+        .unwrap();
+    assert_eq!(delete.setting(Channel::Chat), Setting::Ask);
+    assert_eq!(delete.setting(Channel::Subconscious), Setting::Deny);
+    let list = surface
+        .iter()
+        .find(|entry| entry.permission == "calendar.list_events")
+        .unwrap();
+    assert_eq!(
+        (list.chat, list.subconscious, list.external),
+        (Setting::Allow, Setting::Deny, Setting::Deny)
+    );
+}
