@@ -1,1 +1,170 @@
-fn main() {}
+//! The whole dispatch path for a trivial three-parameter tool, JSON
+//! arguments in and the text the model reads out, through chalie's
+//! dispatcher and through rmcp's tool router (`ToolRouter::call`), side by
+//! side in one run.
+//!
+//! chalie's path does more than rmcp's: resolve, framework fields, typed
+//! parsing, tags, the rate window, the permission gate, the reuse cache,
+//! panic catching, the envelope and the trail record. Run it with
+//! `cargo bench -p chalie-core --bench dispatch`.
+
+use std::time::Duration;
+
+use chalie_core::{
+    AbilityEntry, Channel, Dispatcher, Params, Policy, Registry, Setting, ToolCall, ToolResult,
+    Turn, ability,
+};
+use criterion::{BatchSize, Criterion};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, NumberOrString};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use serde_json::{Value, json};
+
+/// Parameters of [`add3()`].
+#[derive(Params)]
+struct Add3Params {
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+    /// A label echoed back.
+    label: String,
+}
+
+/// Adds two numbers and echoes a label; the bench's trivial tool.
+#[ability(
+    examples = ["add two numbers", "what is 2 plus 3", "sum these", "add a and b", "compute a total", "plus"],
+)]
+async fn add3(params: Add3Params) -> ToolResult {
+    ToolResult::success(json!({ "sum": params.a + params.b, "label": params.label }))
+}
+
+/// The same parameters for rmcp.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add3Request {
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+    /// A label echoed back.
+    label: String,
+}
+
+#[derive(Clone)]
+struct Server {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router(router = tool_router)]
+impl Server {
+    /// Adds two numbers and echoes a label.
+    #[tool(description = "Adds two numbers and echoes a label.")]
+    async fn add3(&self, Parameters(request): Parameters<Add3Request>) -> String {
+        json!({ "sum": request.a + request.b, "label": request.label }).to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {}
+
+fn arguments() -> Value {
+    json!({ "a": 2, "b": 3, "label": "total" })
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+
+    let registry = Registry::from_entries([AbilityEntry::of::<add3>()]).expect("one ability");
+    let mut policy = Policy::new();
+    policy
+        .set(Channel::Chat, "add3", Setting::Allow)
+        .expect("a valid permission");
+    let dispatcher = Dispatcher::builder(registry)
+        .policy(policy)
+        .without_rate_limit()
+        .build();
+
+    let server = Server {
+        tool_router: Server::tool_router(),
+    };
+    // A tool call context needs a peer, which only a running service has:
+    // serve over an in-memory pipe nobody writes to, and keep it alive.
+    let (server_io, _client_io) = tokio::io::duplex(4096);
+    let running = runtime.block_on(async {
+        rmcp::service::serve_directly(server.clone(), server_io, None)
+    });
+    let peer = running.peer().clone();
+
+    // Both produce the same text before timing starts.
+    let chalie_text = runtime.block_on(async {
+        let turn = Turn::builder(Channel::Chat).build();
+        dispatcher
+            .dispatch(&turn, ToolCall::new("add3", arguments()))
+            .await
+            .envelope
+    });
+    assert!(chalie_text.contains("{\"sum\":5,\"label\":\"total\"}"), "{chalie_text}");
+
+    let mut group = c.benchmark_group("dispatch");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("chalie", |b| {
+        b.to_async(&runtime).iter_batched(
+            || (Turn::builder(Channel::Chat).build(), arguments()),
+            |(turn, arguments)| {
+                let dispatcher = &dispatcher;
+                async move {
+                    dispatcher
+                        .dispatch(&turn, ToolCall::new("add3", arguments))
+                        .await
+                        .envelope
+                }
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("rmcp", |b| {
+        b.to_async(&runtime).iter_batched(
+            || match arguments() {
+                Value::Object(arguments) => arguments,
+                _ => unreachable!("an object"),
+            },
+            |arguments| {
+                let (server, peer) = (&server, &peer);
+                async move {
+                    let params = CallToolRequestParams::new("add3").with_arguments(arguments);
+                    let context = RequestContext::<RoleServer>::new(
+                        NumberOrString::Number(1),
+                        peer.clone(),
+                    );
+                    let call = ToolCallContext::new(server, params, context);
+                    match server.tool_router.call(call).await {
+                        Ok(CallToolResponse::Complete(result)) => result
+                            .content
+                            .first()
+                            .and_then(|content| content.as_text())
+                            .map(|text| text.text.clone())
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    }
+                }
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+    drop(running);
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    bench(&mut criterion);
+    criterion.final_summary();
+}
