@@ -1,2 +1,10 @@
 //! Capability contracts: manifests and version bumps, profiles, cursors,
 //! caps, the scratchpad and the description lint.
+
+mod bumps;
+mod catalog;
+mod cursors;
+mod lint;
+mod manifest;
+mod outputs;
+mod profiles;
