@@ -62,7 +62,7 @@ mod turn;
 
 pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};
 pub use contracts::{
-    Bump, BumpProblem, Capability, Capped, ChalieConfig, ContractLock, CORE_ABILITIES, Cursor,
+    Bump, BumpProblem, CORE_ABILITIES, Capability, Capped, ChalieConfig, ContractLock, Cursor,
     CursorError, CursorKey, DEFAULT_PAGE_SIZE, DuplicateOutput, Fields, Format, LintFinding,
     LintOptions, LintRule, LockDrift, LockReport, LockedContract, MAX_PAGE_SIZE, Manifest,
     ManifestError, MaxChars, MaxItems, OutputSchemas, Page, PageRequest, Position, Profile,
@@ -77,9 +77,9 @@ pub use descriptor::{
     ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
 };
 pub use dispatch::{
-    Approval, ApprovalRequest, Approver, BackgroundCalls, Dispatched, Dispatcher, DispatcherBuilder,
-    ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError, PolicyStore, RateLimit,
-    Setting, SurfaceEntry, ToolCall,
+    Approval, ApprovalRequest, Approver, BackgroundCalls, Dispatched, Dispatcher,
+    DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
+    PolicyStore, RateLimit, Setting, SurfaceEntry, ToolCall,
 };
 pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
 pub use params::{
@@ -130,7 +130,7 @@ pub use chalie_macros::ability;
 /// assert_eq!(schema["properties"]["unit"]["enum"], serde_json::json!(["celsius", "fahrenheit"]));
 /// let parsed = Forecast::from_arguments(&serde_json::json!({ "city": "Rome" })).unwrap();
 /// assert_eq!(parsed.days, 3);
-/// let error = Forecast::from_arguments(&serde_json::json!({ "city": "Rome", "unit": "kelvin" })).unwrap_err();
+/// let error = Forecast::from_arguments(&serde_json::json!({ "city": "Rome", "unit": "kelvin" })).err().unwrap();
 /// assert_eq!(error.to_string(), "`unit` must be one of `celsius`, `fahrenheit`, not `kelvin`");
 /// ```
 pub use chalie_macros::Params;
@@ -149,10 +149,10 @@ pub mod __private {
     pub use serde_json::Value;
     pub use std::sync::OnceLock;
 
-    pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::ability::{
         AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MacroOnly,
     };
+    pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{
         FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
         assert_bounded, assert_param_type, assert_params, check_bounds, enum_schema,

@@ -15,6 +15,25 @@
 //!   [`Scratchpad`].
 //! - **Description lint**: [`lint`] reviews summaries, field descriptions
 //!   and look-alike abilities.
+//!
+//! Errors say whether retrying helps, and when, with
+//! [`ToolResult::with_retry`](crate::ToolResult::with_retry); the envelope
+//! renders it as the last line of the error:
+//!
+//! ```
+//! use chalie_core::{Retry, ToolResult, render_envelope};
+//!
+//! let busy = ToolResult::error("rate-limited", "too many searches this minute", "wait, then search again")
+//!     .with_retry(Retry::After(30.0));
+//! assert_eq!(
+//!     render_envelope("search", None, &busy),
+//!     "[search(status=error, code=rate-limited)]\ntoo many searches this minute\nhint: wait, then search again\nretry: after 30s\n[end:search]"
+//! );
+//! // `Retry::Now` renders `retry: yes` (a transient failure);
+//! // `Retry::Never` renders `retry: no; change the call`.
+//! let gone = ToolResult::error("not-found", "no note 12", "list notes to find its id").with_retry(Retry::Never);
+//! assert!(render_envelope("read_note", None, &gone).contains("retry: no; change the call"));
+//! ```
 
 mod canonical;
 mod cap;

@@ -65,7 +65,8 @@ pub fn list_body(
 /// let notes: Vec<u32> = (1..=45).collect();
 ///
 /// let request = PageRequest::new(&key, "list_notes", &query, None, None).unwrap();
-/// let first = request.page(&key, notes.iter().copied().take(request.fetch_limit()).collect(), |id| json!(id));
+/// let fetched = notes.iter().copied().take(request.fetch_limit()).collect();
+/// let first = request.page(&key, fetched, |id| json!(id));
 /// assert_eq!(first.items().len(), 20);
 ///
 /// let cursor = first.next_cursor().unwrap().clone();

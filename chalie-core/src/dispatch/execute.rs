@@ -16,35 +16,45 @@ pub(crate) enum Prepared {
     External(Arc<dyn ExternalTools>, ExternalTool),
 }
 
+/// A call that has started: the future its ability or proxy returned.
+pub(crate) enum Started {
+    Ability(BoxFuture<'static, ToolResult>),
+    External(BoxFuture<'static, ExternalOutput>),
+    /// Starting it panicked.
+    Failed(ToolResult),
+}
+
 impl Prepared {
     /// Starts the call; a panic while starting is caught like one while
     /// running.
-    pub(crate) fn start(
-        self,
-        tool: &str,
-        arguments: Value,
-        turn: Turn,
-    ) -> BoxFuture<'static, ToolResult> {
-        let tool: Arc<str> = Arc::from(tool);
+    pub(crate) fn start(self, tool: &str, arguments: Value, turn: Turn) -> Started {
         let started = std::panic::catch_unwind(AssertUnwindSafe(move || match self {
-            Prepared::Ability(call) => {
-                let future = call.run(turn);
-                async move { ExternalOutput::Result(future.await) }.boxed()
+            Prepared::Ability(call) => Started::Ability(call.run(turn)),
+            Prepared::External(proxy, tool) => {
+                Started::External(proxy.call(&tool, arguments, turn))
             }
-            Prepared::External(proxy, tool) => proxy.call(&tool, arguments, turn),
         }));
-        match started {
-            Ok(future) => async move {
-                match AssertUnwindSafe(future).catch_unwind().await {
-                    Ok(output) => settle(&tool, output),
-                    Err(payload) => errors::panicked(&tool, &errors::panic_message(&*payload)),
-                }
-            }
-            .boxed(),
-            Err(payload) => {
-                let result = errors::panicked(&tool, &errors::panic_message(&*payload));
-                futures::future::ready(result).boxed()
-            }
+        started.unwrap_or_else(|payload| {
+            Started::Failed(errors::panicked(tool, &errors::panic_message(&*payload)))
+        })
+    }
+}
+
+impl Started {
+    /// Runs it to the end; a panic becomes `ability-panicked`, a result
+    /// the envelope cannot show becomes `non-canonical-result`.
+    pub(crate) async fn finish(self, tool: &str) -> ToolResult {
+        let output = match self {
+            Started::Ability(future) => AssertUnwindSafe(future)
+                .catch_unwind()
+                .await
+                .map(ExternalOutput::Result),
+            Started::External(future) => AssertUnwindSafe(future).catch_unwind().await,
+            Started::Failed(result) => return result,
+        };
+        match output {
+            Ok(output) => settle(tool, output),
+            Err(payload) => errors::panicked(tool, &errors::panic_message(&*payload)),
         }
     }
 }

@@ -21,7 +21,6 @@ pub(crate) struct CallState {
     pub(crate) call_id: String,
     pub(crate) tool: String,
     pub(crate) action: Option<String>,
-    pub(crate) permission: String,
     decision: GateDecision,
     background: bool,
     reused: bool,
@@ -29,19 +28,29 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The permission the call is gated on: `tool` or `tool.action`.
+    pub(crate) fn permission(&self) -> String {
+        match &self.action {
+            Some(action) => format!("{}.{action}", self.tool),
+            None => self.tool.clone(),
+        }
+    }
+
     /// Renders the envelope and builds the record.
-    fn conclude(&self, result: ToolResult, status: Option<CallStatus>) -> Dispatched {
+    fn conclude(self, result: ToolResult, status: Option<CallStatus>) -> Dispatched {
         let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
         let status = status.unwrap_or(if result.is_success() {
             CallStatus::Success
         } else {
             CallStatus::Error
         });
+        let permission = self.permission();
+        let call_id = self.call_id.clone();
         let record = ActionRecord {
-            call_id: self.call_id.clone(),
-            tool: self.tool.clone(),
-            action: self.action.clone(),
-            permission: self.permission.clone(),
+            call_id: self.call_id,
+            tool: self.tool,
+            action: self.action,
+            permission,
             decision: self.decision,
             status,
             error_code: result.as_error().map(|error| error.code().to_string()),
@@ -50,7 +59,7 @@ impl CallState {
             reused: self.reused,
         };
         Dispatched {
-            call_id: self.call_id.clone(),
+            call_id,
             envelope,
             result,
             record,
@@ -85,7 +94,6 @@ impl Dispatcher {
             .unwrap_or_else(|| format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)));
         let mut state = CallState {
             call_id,
-            permission: name.clone(),
             tool: name,
             action: None,
             decision: GateDecision::NotReached,
@@ -111,10 +119,7 @@ impl Dispatcher {
         let (prepared, effect, internal) = match target {
             Target::Ability(entry) => {
                 match check_action(entry.spec(), &arguments) {
-                    Ok(Some(action)) => {
-                        state.permission = format!("{}.{action}", state.tool);
-                        state.action = Some(action.to_owned());
-                    }
+                    Ok(Some(action)) => state.action = Some(action.to_owned()),
                     Ok(None) => {}
                     Err(result) => return state.finish(turn, *result),
                 }
@@ -154,7 +159,11 @@ impl Dispatcher {
         };
 
         // Tags the tool requires, then the session's rate limit.
-        if let Some(required) = self.required_tags.get(&state.tool) {
+        let required = match self.required_tags.is_empty() {
+            true => None,
+            false => self.required_tags.get(&state.tool),
+        };
+        if let Some(required) = required {
             let missing: Vec<&str> = required
                 .iter()
                 .filter(|tag| !self.granted_tags.contains(*tag))
@@ -221,14 +230,13 @@ impl Dispatcher {
                 None
             }
         };
-        let future = prepared.start(&state.tool, arguments, call_turn);
-        let run_id = turn.run_id().to_owned();
+        let started = prepared.start(&state.tool, arguments, call_turn);
         let in_background = framework.background
             && turn.channel().allows_background_calls()
             && tokio::runtime::Handle::try_current().is_ok();
         if !in_background {
-            let result = future.await;
-            settle_reuse(&session, &run_id, reuse, &result);
+            let result = started.finish(&state.tool).await;
+            settle_reuse(&session, turn.run_id(), reuse, &result);
             return state.finish(turn, result);
         }
 
@@ -241,16 +249,16 @@ impl Dispatcher {
         ))
         .with_metadata("call_id", state.call_id.as_str())
         .with_metadata("background", true);
-        let dispatched = state.conclude(receipt, Some(CallStatus::Pending));
+        let dispatched = state.clone().conclude(receipt, Some(CallStatus::Pending));
         turn.trail().record(dispatched.record.clone());
         let completion = session.background.start(&state.call_id);
-        let trail_turn = turn.clone();
+        let task_turn = turn.clone();
         tokio::spawn(async move {
-            let result = future.await;
-            settle_reuse(&session, &run_id, reuse, &result);
+            let result = started.finish(&state.tool).await;
+            settle_reuse(&session, task_turn.run_id(), reuse, &result);
             let done = state.conclude(result, None);
             let record = done.record.clone();
-            trail_turn
+            task_turn
                 .trail()
                 .update(&done.call_id, move |entry| *entry = record);
             completion.complete(done);

@@ -36,15 +36,15 @@ impl Dispatcher {
         if internal {
             return Gate::Pass(GateDecision::Internal);
         }
-        let permission = &state.permission;
         match self
             .policy
             .lookup(turn.channel(), &state.tool, state.action.as_deref())
         {
             Setting::Allow => Gate::Pass(GateDecision::Allowed),
             Setting::Internal => Gate::Pass(GateDecision::Internal),
-            Setting::Deny => Gate::Block(GateDecision::Denied, errors::denied(permission)),
+            Setting::Deny => Gate::Block(GateDecision::Denied, errors::denied(&state.permission())),
             Setting::Ask => {
+                let permission = state.permission();
                 let request = ApprovalRequest {
                     call_id: state.call_id.clone(),
                     session_id: turn.session_id().to_owned(),
@@ -54,10 +54,11 @@ impl Dispatcher {
                     summary: summary.map(str::to_owned),
                     arguments: arguments.clone(),
                 };
-                match self.ask(request).await {
+                // Boxed: the rare path keeps every call's future small.
+                match Box::pin(self.ask(request)).await {
                     Ok(()) => Gate::Pass(GateDecision::Approved),
                     Err(why) => {
-                        Gate::Block(GateDecision::Rejected, errors::rejected(permission, &why))
+                        Gate::Block(GateDecision::Rejected, errors::rejected(&permission, &why))
                     }
                 }
             }

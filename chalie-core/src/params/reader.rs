@@ -87,7 +87,30 @@ impl<'a> ObjectReader<'a> {
         let parsed = match T::parse(&value, &path) {
             Ok(parsed) => parsed,
             Err(errors) => {
-                self.errors.extend(errors);
+                // A number outside its type's range (500 for a `u8`) is
+                // reported with the bounds the author declared, which are
+                // the ones the model saw in the schema.
+                let declared = declared_bounds(min, max);
+                match (errors.errors(), declared) {
+                    (
+                        [
+                            super::ParamError {
+                                problem: Problem::OutOfRange { .. },
+                                ..
+                            },
+                        ],
+                        Some(bound),
+                    ) => {
+                        self.errors.push(
+                            path,
+                            Problem::OutOfRange {
+                                bound,
+                                found: found(&value),
+                            },
+                        );
+                    }
+                    _ => self.errors.extend(errors),
+                }
                 return None;
             }
         };
@@ -122,6 +145,15 @@ impl<'a> ObjectReader<'a> {
         } else {
             self.errors
         }
+    }
+}
+
+fn declared_bounds(min: Option<f64>, max: Option<f64>) -> Option<String> {
+    match (min, max) {
+        (Some(min), Some(max)) => Some(format!("between {min} and {max}")),
+        (Some(min), None) => Some(format!("at least {min}")),
+        (None, Some(max)) => Some(format!("at most {max}")),
+        (None, None) => None,
     }
 }
 

@@ -86,7 +86,7 @@ macro_rules! integer_param {
                 };
                 <$ty>::try_from(integral).map_err(|_| ParamErrors::single(path, Problem::OutOfRange {
                     bound: format!("between {} and {}", <$ty>::MIN, <$ty>::MAX),
-                    found: number.to_string(),
+                    found: found(value),
                 }))
             }
         }

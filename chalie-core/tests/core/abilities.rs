@@ -1,0 +1,88 @@
+//! Abilities shared by the tests; linked into this binary's registry.
+
+use chalie_core::{ParamEnum, Params, ToolResult, Turn, ability};
+use serde_json::json;
+
+#[derive(Clone, Copy, Debug, PartialEq, ParamEnum)]
+pub enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+#[derive(Params)]
+pub struct WeatherParams {
+    /// The city and country, e.g. `Valletta, MT`.
+    pub location: String,
+    /// The temperature unit.
+    pub unit: Option<Unit>,
+}
+
+/// Current weather for a city.
+/// Use it when the user asks about the weather now.
+#[ability(
+    effect = read,
+    examples = [
+        "what's the weather in Rome",
+        "is it raining in London",
+        "how hot is it in Cairo",
+        "is there a way to check the weather in another city",
+        "temperature in Valletta",
+        "do I need an umbrella today",
+    ],
+)]
+pub async fn weather(params: WeatherParams) -> ToolResult {
+    let _ = params.unit;
+    ToolResult::success(
+        json!({ "location": params.location, "condition": "Clear", "temperature_c": 24.1 }),
+    )
+}
+
+#[allow(dead_code)]
+#[derive(Params)]
+pub struct MemoryParams {
+    /// `store` or `recall`.
+    pub action: String,
+    /// What to store.
+    pub content: Option<String>,
+    /// What to search for.
+    pub query: Option<String>,
+    /// A place to filter by.
+    pub location: Option<String>,
+}
+
+/// Stores and recalls what the user asked to remember.
+#[ability(
+    internal,
+    version = "2.1.0",
+    toolset = "memory",
+    actions(store = [content], recall = []),
+    examples = [
+        "remember my sister's birthday is in May",
+        "what did I say about my car",
+        "note that I like window seats",
+        "do you remember my dentist",
+        "what do you know about Rome",
+        "keep in mind I'm allergic to nuts",
+    ],
+)]
+pub fn memory(params: MemoryParams, turn: &Turn) -> ToolResult {
+    turn.report_progress("searching");
+    if params.action == "recall" && params.query.is_none() && params.location.is_none() {
+        return ToolResult::error(
+            "no-query-or-location",
+            "recall requires either a query or a location.",
+            "pass query= to search by topic, or location= to filter by place.",
+        );
+    }
+    ToolResult::success("ok")
+}
+
+/// Tells the current time in UTC. Use it when the user asks what time it is.
+#[ability(
+    effect = read,
+    discoverable = false,
+    examples = ["what time is it", "current time", "time now in UTC", "tell me the time", "what's the clock say", "is it late"],
+)]
+pub fn clock() -> ToolResult {
+    ToolResult::success("12:00").with_metadata("zone", "UTC")
+}

@@ -1,0 +1,191 @@
+//! `#[derive(Params)]`: the schema's shape and the parser's errors.
+
+use chalie_core::{ParamEnum, Params, Problem, Schemars};
+use serde_json::json;
+
+#[derive(Clone, Copy, Debug, PartialEq, ParamEnum)]
+enum Format {
+    Concise,
+    #[param(rename = "full")]
+    Detailed,
+}
+
+#[allow(dead_code)]
+#[derive(Params, Debug)]
+struct Stop {
+    /// The city.
+    city: String,
+    /// Nights to stay.
+    #[param(min = 1, max = 30)]
+    nights: u32,
+}
+
+#[derive(schemars::JsonSchema, serde::Deserialize, Debug, PartialEq)]
+struct Window {
+    start: String,
+    end: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Params, Debug)]
+struct TripParams {
+    /// Where the trip starts.
+    origin: String,
+    /// The stops, in order.
+    stops: Vec<Stop>,
+    /// How much detail to return.
+    #[param(default = "concise")]
+    format: Format,
+    /// Results per page.
+    #[param(default = 20, min = 1, max = 50)]
+    top_k: u8,
+    /// A budget in euros.
+    budget: Option<f64>,
+    /// When to travel.
+    window: Option<Schemars<Window>>,
+}
+
+#[test]
+fn schema_is_object_rooted_inlined_and_closed() {
+    let schema = TripParams::schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["origin", "stops"]));
+    assert_eq!(
+        schema["properties"]["format"],
+        json!({ "description": "How much detail to return.", "type": "string", "enum": ["concise", "full"], "default": "concise" })
+    );
+    assert_eq!(schema["properties"]["top_k"]["minimum"], 1);
+    assert_eq!(schema["properties"]["top_k"]["maximum"], 50);
+    assert_eq!(schema["properties"]["top_k"]["default"], 20);
+    let stop = &schema["properties"]["stops"]["items"];
+    assert_eq!(stop["additionalProperties"], false);
+    assert_eq!(stop["required"], json!(["city", "nights"]));
+    let window = &schema["properties"]["window"];
+    assert_eq!(window["additionalProperties"], false);
+    assert!(window["properties"]["start"].is_object());
+    let text = schema.to_string();
+    for forbidden in ["$ref", "$defs", "$schema", "definitions"] {
+        assert!(!text.contains(forbidden), "{forbidden} in {text}");
+    }
+    assert!(jsonschema::draft202012::meta::validate(schema).is_ok());
+}
+
+#[test]
+fn field_order_is_declaration_order() {
+    let keys: Vec<&String> = TripParams::schema()["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        keys,
+        ["origin", "stops", "format", "top_k", "budget", "window"]
+    );
+    assert_eq!(
+        TripParams::FIELDS,
+        ["origin", "stops", "format", "top_k", "budget", "window"]
+    );
+}
+
+#[test]
+fn defaults_apply_when_absent_or_null() {
+    let parsed =
+        TripParams::from_arguments(&json!({ "origin": "Rome", "stops": [], "top_k": null }))
+            .unwrap();
+    assert_eq!(parsed.format, Format::Concise);
+    assert_eq!(parsed.top_k, 20);
+    assert_eq!(parsed.budget, None);
+    let parsed = TripParams::from_arguments(&json!({
+        "origin": "Rome",
+        "stops": [{ "city": "Oslo", "nights": 2 }],
+        "format": "full",
+        "top_k": 5.0,
+        "window": { "start": "2026-12-24", "end": null },
+    }))
+    .unwrap();
+    assert_eq!(parsed.format, Format::Detailed);
+    assert_eq!(parsed.top_k, 5);
+    assert_eq!(parsed.stops[0].city, "Oslo");
+    assert_eq!(
+        parsed.window.unwrap().0,
+        Window {
+            start: "2026-12-24".into(),
+            end: None
+        }
+    );
+}
+
+#[test]
+fn every_problem_is_reported_with_its_path() {
+    let errors = TripParams::from_arguments(&json!({
+        "stops": [{ "city": 3, "nights": 0 }, { "city": "Oslo" }],
+        "format": "verbose",
+        "top_k": 500,
+        "risk": "low",
+    }))
+    .unwrap_err();
+    let messages: Vec<String> = errors.errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        [
+            "unknown field `risk`; valid fields are `origin`, `stops`, `format`, `top_k`, `budget`, `window`",
+            "`origin` is required (a string)",
+            "`stops[0].city` must be a string, not the number `3`",
+            "`stops[0].nights` must be between 1 and 30, not the number `0`",
+            "`stops[1].nights` is required (an integer)",
+            "`format` must be one of `concise`, `full`, not `verbose`",
+            "`top_k` must be between 1 and 50, not the number `500`",
+        ]
+    );
+}
+
+#[test]
+fn errors_become_a_self_correcting_tool_result() {
+    let errors =
+        TripParams::from_arguments(&json!({ "origin": "Rome", "stops": [], "format": "verbose" }))
+            .unwrap_err();
+    assert!(matches!(
+        errors.errors()[0].problem,
+        Problem::NotOneOf { .. }
+    ));
+    let result = errors.into_tool_result();
+    let error = result.as_error().unwrap();
+    assert_eq!(error.code().as_str(), "invalid-arguments");
+    assert_eq!(error.valid_values(), ["concise", "full"]);
+    assert!(!error.hint().is_empty());
+}
+
+#[test]
+fn non_objects_and_out_of_range_integers_are_named() {
+    let errors = TripParams::from_arguments(&json!("Rome")).unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "the arguments must be a JSON object, not a string"
+    );
+    let errors =
+        TripParams::from_arguments(&json!({ "origin": "Rome", "stops": [], "top_k": 3.5 }))
+            .unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "`top_k` must be a whole number, not the number `3.5`"
+    );
+    let errors = TripParams::from_arguments(&json!({ "origin": "Rome", "stops": [], "top_k": -1 }))
+        .unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "`top_k` must be between 1 and 50, not the number `-1`"
+    );
+}
+
+#[test]
+fn valid_arguments_validate_against_the_schema() {
+    let validator = jsonschema::draft202012::new(TripParams::schema()).unwrap();
+    let good =
+        json!({ "origin": "Rome", "stops": [{ "city": "Oslo", "nights": 2 }], "format": "full" });
+    assert!(validator.is_valid(&good));
+    assert!(TripParams::from_arguments(&good).is_ok());
+    let bad = json!({ "origin": "Rome", "stops": [], "extra": 1 });
+    assert!(!validator.is_valid(&bad));
+    assert!(TripParams::from_arguments(&bad).is_err());
+}

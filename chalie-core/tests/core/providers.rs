@@ -1,0 +1,185 @@
+//! Every provider's published rules, checked on every assembled descriptor,
+//! and every schema validated against the JSON Schema 2020-12 meta-schema.
+
+use chalie_core::{
+    AbilityExt, AssembleOptions, Channel, Provider, ToolDescriptor, assemble, registry,
+};
+use serde_json::{Value, json};
+
+use super::abilities::{memory, weather};
+
+fn name_ok(name: &str, max: usize, extra: &[char]) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(&c))
+}
+
+/// Rules every provider shares: object root, `properties` present, closed
+/// objects, no references, valid 2020-12.
+fn check_common(schema: &Value) {
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert!(schema["properties"].is_object(), "{schema}");
+    assert_eq!(schema["additionalProperties"], false, "{schema}");
+    let text = schema.to_string();
+    assert!(
+        !text.contains("$ref") && !text.contains("$defs") && !text.contains("$schema"),
+        "{text}"
+    );
+    if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+        panic!("not a valid 2020-12 schema: {error}\n{schema}");
+    }
+}
+
+/// OpenAI strict mode: every object lists every property in `required`,
+/// `additionalProperties: false`, no `default`; absence is a null union.
+fn check_openai_strict(schema: &Value) {
+    check_common(schema);
+    fn walk(schema: &Value) {
+        let Some(map) = schema.as_object() else {
+            return;
+        };
+        assert!(
+            !map.contains_key("default"),
+            "default in strict schema: {schema}"
+        );
+        if map.get("type") == Some(&json!("object"))
+            || map
+                .get("type")
+                .and_then(Value::as_array)
+                .is_some_and(|kinds| kinds.contains(&json!("object")))
+        {
+            let properties = map["properties"].as_object().expect("properties");
+            let required: Vec<&str> = map["required"]
+                .as_array()
+                .expect("required")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+            assert_eq!(required, names, "every property is required in strict mode");
+            assert_eq!(map["additionalProperties"], false);
+            properties.values().for_each(walk);
+        }
+        if let Some(items) = map.get("items") {
+            walk(items);
+        }
+        map.get("anyOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .for_each(walk);
+    }
+    walk(schema);
+}
+
+fn check_all(descriptor: &ToolDescriptor) {
+    let openai = descriptor.render(Provider::OpenAiChat);
+    assert_eq!(openai["type"], "function");
+    assert_eq!(openai["function"]["strict"], true);
+    assert!(name_ok(
+        openai["function"]["name"].as_str().unwrap(),
+        64,
+        &[]
+    ));
+    check_openai_strict(&openai["function"]["parameters"]);
+
+    let responses = descriptor.render(Provider::OpenAiResponses);
+    assert_eq!(responses["type"], "function");
+    assert_eq!(responses["strict"], true);
+    check_openai_strict(&responses["parameters"]);
+
+    let anthropic = descriptor.render(Provider::Anthropic);
+    assert!(name_ok(anthropic["name"].as_str().unwrap(), 64, &[]));
+    check_common(&anthropic["input_schema"]);
+
+    let gemini = descriptor.render(Provider::Gemini);
+    let name = gemini["name"].as_str().unwrap();
+    assert!(
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name_ok(name, 64, &['.', ':'])
+    );
+    check_common(&gemini["parametersJsonSchema"]);
+
+    let mcp = descriptor.render(Provider::Mcp);
+    assert!(name_ok(mcp["name"].as_str().unwrap(), 128, &['.']));
+    check_common(&mcp["inputSchema"]);
+    for rendered in [&openai["function"], &responses, &anthropic, &gemini, &mcp] {
+        assert!(!rendered["description"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn every_linked_ability_renders_valid_for_every_provider() {
+    let registry = registry().unwrap();
+    assert!(registry.len() >= 3);
+    for entry in registry.iter() {
+        for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
+            check_all(&assemble(entry, AssembleOptions::for_channel(channel)));
+        }
+    }
+}
+
+#[test]
+fn the_assembler_injects_framework_fields_and_the_action_enum() {
+    let chat = memory::descriptor(AssembleOptions {
+        background_calls: true,
+    });
+    let properties = &chat.parameters()["properties"];
+    assert!(properties["act_summary"].is_object());
+    assert_eq!(properties["async"]["type"], "boolean");
+    assert_eq!(properties["action"]["enum"], json!(["store", "recall"]));
+    // Framework fields are never required of the model.
+    assert_eq!(chat.parameters()["required"], json!(["action"]));
+
+    let background = memory::descriptor(AssembleOptions {
+        background_calls: false,
+    });
+    assert!(background.parameters()["properties"].get("async").is_none());
+}
+
+#[test]
+fn strict_rendering_expresses_absence_as_null() {
+    let descriptor = weather::descriptor(AssembleOptions::default());
+    let strict = &descriptor.render(Provider::OpenAiChat)["function"]["parameters"];
+    assert_eq!(
+        strict["required"],
+        json!(["location", "unit", "act_summary"])
+    );
+    assert_eq!(strict["properties"]["location"]["type"], "string");
+    assert_eq!(
+        strict["properties"]["unit"]["type"],
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        strict["properties"]["unit"]["enum"],
+        json!(["celsius", "fahrenheit", null])
+    );
+    // And the parser accepts what strict mode makes the model send.
+    let entry = registry().unwrap().get("weather").unwrap();
+    assert!(
+        entry
+            .prepare(&json!({ "location": "Rome", "unit": null }))
+            .is_ok()
+    );
+}
+
+#[test]
+fn descriptors_are_deterministic() {
+    let first = serde_json::to_string(
+        &weather::descriptor(AssembleOptions::default()).render(Provider::Mcp),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        let again = serde_json::to_string(
+            &weather::descriptor(AssembleOptions::default()).render(Provider::Mcp),
+        )
+        .unwrap();
+        assert_eq!(first, again);
+    }
+    assert_eq!(
+        weather::descriptor(AssembleOptions::default()).render(Provider::Mcp)["annotations"]["readOnlyHint"],
+        true
+    );
+}

@@ -1,0 +1,115 @@
+//! The linkme registry: what is linked, descriptors, duplicates, calls.
+
+use chalie_core::{
+    Ability, AbilityEntry, Channel, Effect, Registry, RegistryError, Turn, registry,
+    render_envelope,
+};
+use serde_json::json;
+
+use super::abilities::{clock, memory, weather};
+
+#[test]
+fn every_ability_in_the_binary_is_registered_sorted() {
+    let names: Vec<&str> = registry().unwrap().iter().map(AbilityEntry::name).collect();
+    assert_eq!(names, ["clock", "memory", "weather"]);
+}
+
+#[test]
+fn the_five_descriptors_are_static_and_defaulted() {
+    assert_eq!(weather::name(), "weather");
+    assert_eq!(
+        weather::summary(),
+        "Current weather for a city. Use it when the user asks about the weather now."
+    );
+    assert_eq!(weather::examples().len(), 6);
+    assert_eq!(weather::tooltip(), "Current weather for a city");
+    assert_eq!(weather::parameters()["required"], json!(["location"]));
+    let spec = memory::SPEC;
+    assert!(spec.internal());
+    assert_eq!(spec.effect(), Effect::Write);
+    assert_eq!(spec.version(), "2.1.0");
+    assert_eq!(spec.toolset(), "memory");
+    assert_eq!(spec.action("store").unwrap().required(), ["content"]);
+    assert!(spec.location().module_path().ends_with("abilities"));
+    assert!(!clock::SPEC.discoverable());
+    assert_eq!(clock::SPEC.toolset(), "default");
+    assert_eq!(clock::SPEC.version(), "1.0.0");
+    assert_eq!(clock::parameters()["properties"], json!({}));
+}
+
+#[test]
+fn duplicate_names_are_an_error_naming_both_definitions() {
+    let entry = AbilityEntry::of::<weather>();
+    let error = Registry::from_entries([entry, AbilityEntry::of::<clock>(), entry]).unwrap_err();
+    let RegistryError::DuplicateName {
+        name,
+        first,
+        second,
+    } = &error;
+    assert_eq!(*name, "weather");
+    assert_eq!(first, second);
+    let message = error.to_string();
+    assert!(
+        message.contains("two abilities are named `weather`"),
+        "{message}"
+    );
+    assert!(message.contains("abilities.rs"), "{message}");
+}
+
+#[tokio::test]
+async fn calls_parse_then_run_with_the_turn() {
+    let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&reports);
+    let turn = Turn::builder(Channel::Chat)
+        .progress(std::sync::Arc::new(move |progress| {
+            sink.lock().unwrap().push(progress)
+        }))
+        .build();
+    let entry = registry().unwrap().get("memory").unwrap();
+    let result = entry
+        .call(
+            &json!({ "action": "recall" }),
+            turn.for_call("c1", "memory"),
+        )
+        .await;
+    assert_eq!(
+        render_envelope("memory", Some("recall"), &result),
+        "[memory(status=error, code=no-query-or-location, action=recall)]\nrecall requires either a query or a location.\nhint: pass query= to search by topic, or location= to filter by place.\n[end:memory]"
+    );
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(
+        (
+            reports[0].call_id.as_str(),
+            reports[0].tool.as_str(),
+            reports[0].message.as_str()
+        ),
+        ("c1", "memory", "searching")
+    );
+
+    let clock_entry = registry().unwrap().get("clock").unwrap();
+    let result = clock_entry.call(&json!({}), turn.clone()).await;
+    assert_eq!(
+        render_envelope("clock", None, &result),
+        "[clock(status=success, zone=UTC)]\n12:00\n[end:clock]"
+    );
+    let bad = clock_entry.call(&json!({ "zone": "CET" }), turn).await;
+    assert_eq!(
+        bad.as_error().unwrap().message(),
+        "unknown field `zone`; this tool takes no parameters"
+    );
+}
+
+#[test]
+fn error_codes_built_at_run_time_stay_kebab_case() {
+    assert_eq!(
+        chalie_core::ErrorCode::new("NotFound").as_str(),
+        "not-found"
+    );
+    assert_eq!(
+        chalie_core::ErrorCode::new("rate limited!").as_str(),
+        "rate-limited"
+    );
+    assert!(chalie_core::ErrorCode::parse("no_such").is_err());
+    assert!(chalie_core::is_kebab_case("index-stale"));
+}
