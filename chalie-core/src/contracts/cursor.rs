@@ -25,7 +25,7 @@ const CURSOR_VERSION: u8 = 1;
 /// from `next_cursor` into the `cursor` parameter.
 ///
 /// As a Params field, write `cursor: Option<Cursor>`; verify it with
-/// [`CursorKey::verify`] (or [`PageRequest::new`]) before use.
+/// [`CursorKey::verify`] (or [`PageRequest::new`](crate::PageRequest::new)) before use.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor(String);
 

@@ -214,7 +214,7 @@ pub fn check_lock(lock: &ContractLock, manifest: &Manifest) -> LockReport {
                 Side::Output,
             )),
         }
-        changes.sort_by(|a, b| b.bump.cmp(&a.bump));
+        changes.sort_by_key(|change| std::cmp::Reverse(change.bump));
         let required = required_bump(&changes);
         match version_check(&locked.version, &capability.version, required) {
             Ok(()) => report.drift.push(LockDrift::Changed {
