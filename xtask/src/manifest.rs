@@ -129,3 +129,40 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         .into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed lock matches the linked examples: the same check CI
+    /// runs with `cargo xtask manifest --check`.
+    #[test]
+    fn the_committed_lock_is_up_to_date() {
+        let root = project_root();
+        let config = load_config(&root).expect("chalie.toml");
+        let registry = chalie_core::registry().expect("unique names");
+        let outputs = OutputSchemas::linked().expect("one output per ability");
+        let manifest =
+            build_manifest(&config.namespace, registry.iter(), &outputs).expect("manifest");
+        let text = std::fs::read_to_string(root.join(LOCK_FILE)).expect("the lock is committed");
+        let lock: ContractLock = serde_json::from_str(&text).expect("the lock parses");
+        let report = check_lock(&lock, &manifest);
+        let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+        let drift: Vec<String> = report.drift.iter().map(ToString::to_string).collect();
+        assert!(
+            report.is_clean(),
+            "run `cargo xtask manifest --update`:\n{}\n{}",
+            problems.join("\n"),
+            drift.join("\n")
+        );
+    }
+
+    /// The examples pass the description lint.
+    #[test]
+    fn the_examples_pass_the_lint() {
+        let registry = chalie_core::registry().expect("unique names");
+        let findings = chalie_core::lint(registry.iter(), &chalie_core::LintOptions::default());
+        let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
+        assert!(findings.is_empty(), "{}", findings.join("\n"));
+    }
+}
