@@ -7,6 +7,7 @@
 mod bumps;
 mod catalog;
 mod cursors;
+mod fragments;
 mod lint;
 mod manifest;
 mod outputs;
