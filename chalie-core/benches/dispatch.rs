@@ -96,9 +96,8 @@ fn bench(c: &mut Criterion) {
     // A tool call context needs a peer, which only a running service has:
     // serve over an in-memory pipe nobody writes to, and keep it alive.
     let (server_io, _client_io) = tokio::io::duplex(4096);
-    let running = runtime.block_on(async {
-        rmcp::service::serve_directly(server.clone(), server_io, None)
-    });
+    let running =
+        runtime.block_on(async { rmcp::service::serve_directly(server.clone(), server_io, None) });
     let peer = running.peer().clone();
 
     // Both produce the same text before timing starts.
@@ -109,7 +108,10 @@ fn bench(c: &mut Criterion) {
             .await
             .envelope
     });
-    assert!(chalie_text.contains("{\"sum\":5,\"label\":\"total\"}"), "{chalie_text}");
+    assert!(
+        chalie_text.contains("{\"sum\":5,\"label\":\"total\"}"),
+        "{chalie_text}"
+    );
 
     let mut group = c.benchmark_group("dispatch");
     group
@@ -140,10 +142,8 @@ fn bench(c: &mut Criterion) {
                 let (server, peer) = (&server, &peer);
                 async move {
                     let params = CallToolRequestParams::new("add3").with_arguments(arguments);
-                    let context = RequestContext::<RoleServer>::new(
-                        NumberOrString::Number(1),
-                        peer.clone(),
-                    );
+                    let context =
+                        RequestContext::<RoleServer>::new(NumberOrString::Number(1), peer.clone());
                     let call = ToolCallContext::new(server, params, context);
                     match server.tool_router.call(call).await {
                         Ok(CallToolResponse::Complete(result)) => result

@@ -4,6 +4,12 @@
 //! the dispatcher from the tool and its validated action) on the turn's
 //! channel. `ask` goes to the approver on a channel with a human and is
 //! `deny` elsewhere. Abilities declared `internal` are not gated.
+//!
+//! Session modes (a later layer) compose here, between the policy lookup
+//! and the approver: a mode may only tighten the setting the policy gave
+//! (e.g. a planning mode turns `allow` into `ask` or `deny` for writes),
+//! never loosen it, and never holds back a read; the decision recorded
+//! stays one of [`GateDecision`]'s.
 
 use std::panic::AssertUnwindSafe;
 

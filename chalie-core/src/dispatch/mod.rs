@@ -51,6 +51,37 @@ use session::Session;
 /// [`Arc`]. Per-session state (rate window, reuse caches, background
 /// calls) sits in a sharded map, and the policy is read lock-free, so
 /// sessions do not contend on a global lock.
+///
+/// ```
+/// use chalie_core::{Channel, Dispatcher, Params, Policy, Setting, ToolCall, ToolResult, Turn, ability};
+///
+/// #[derive(Params)]
+/// struct GreetParams {
+///     /// Who to greet.
+///     name: String,
+/// }
+///
+/// /// Greets someone by name.
+/// #[ability(
+///     effect = read,
+///     examples = ["say hello", "greet Ann", "wave at Bo", "hello to Cy", "greet the team", "say hi"],
+/// )]
+/// async fn greet(params: GreetParams) -> ToolResult {
+///     ToolResult::success(format!("hello, {}", params.name))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut policy = Policy::new();
+/// policy.set(Channel::Chat, "greet", Setting::Allow).expect("a valid permission");
+/// let registry = chalie_core::registry().expect("unique names").clone();
+/// let dispatcher = Dispatcher::builder(registry).policy(policy).build();
+/// let turn = Turn::builder(Channel::Chat).build();
+/// let done = dispatcher.dispatch(&turn, ToolCall::new("greet", serde_json::json!({ "name": "Ann" }))).await;
+/// assert_eq!(done.envelope, "[greet(status=success)]\nhello, Ann\n[end:greet]");
+/// assert_eq!(turn.trail().len(), 1);
+/// # }
+/// ```
 pub struct Dispatcher {
     registry: Registry,
     policy: PolicyStore,
