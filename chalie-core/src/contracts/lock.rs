@@ -83,6 +83,17 @@ pub struct BumpProblem {
 
 impl fmt::Display for BumpProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let backwards = matches!(
+            (semver::Version::parse(&self.locked_version), semver::Version::parse(&self.version)),
+            (Ok(locked), Ok(version)) if version < locked
+        );
+        if backwards {
+            return write!(
+                f,
+                "`{}` went back from version {} to {}; versions only move forward, set `version = \"{}\"`",
+                self.capability, self.locked_version, self.version, self.suggested_version
+            );
+        }
         write!(
             f,
             "`{}` changed its schema and needs {} version bump, but its version is {} (locked at {}); set `version = \"{}\"`",

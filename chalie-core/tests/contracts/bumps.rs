@@ -347,6 +347,11 @@ fn a_version_going_backwards_is_a_problem() {
     let lock = ContractLock::from_manifest(&manifest(vec![capability("1.4.2", base(), None)]));
     let report = check_lock(&lock, &manifest(vec![capability("1.0.0", base(), None)]));
     assert!(!report.can_update());
+    let message = report.problems[0].to_string();
+    assert!(
+        message.contains("went back from version 1.4.2 to 1.0.0"),
+        "{message}"
+    );
 }
 
 #[test]
