@@ -45,7 +45,24 @@ pub use surface::SurfaceEntry;
 use crate::Registry;
 use session::Session;
 
-/// Routes every call through one path: see the [module docs](self).
+/// The one chokepoint every tool call goes through, in this order:
+///
+/// 1. **resolve** the name to an ability (or, by prefix, an
+///    [`ExternalTools`] proxy); an unknown name is `unknown-tool` with the
+///    closest names as valid values;
+/// 2. **pre-validate**: `act_summary` and `async` come off, the `action`
+///    is checked against the declared actions and the parameters each
+///    requires, the typed parameters are parsed; a malformed call bounces
+///    as `invalid-arguments` before any approver is asked;
+/// 3. the **tags** the tool requires (`missing-permission-tag`) and the
+///    session's **rate limit** (`rate-limited`, with when to retry);
+/// 4. the permission **gate** on `tool` or `tool.action` (see [`Policy`]);
+/// 5. **execute**: reuse an earlier read of the same run, or run inline, or
+///    in the background for `async: true` on a chat;
+/// 6. **render** the envelope and **record** the call on the turn's trail.
+///
+/// A panicking ability is `ability-panicked`; a result that is not
+/// canonical is `non-canonical-result`.
 ///
 /// `Send + Sync`: build one and share it between sessions behind an
 /// [`Arc`]. Per-session state (rate window, reuse caches, background

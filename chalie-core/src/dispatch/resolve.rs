@@ -51,7 +51,13 @@ pub(crate) fn resolve<'a>(
                 .flat_map(|proxy| proxy.tools())
                 .map(|tool| tool.name)
                 .collect();
-            let mut names: Vec<&str> = registry.iter().map(AbilityEntry::name).collect();
+            // Only names the model could discover: a suggestion must not
+            // reveal an ability kept out of discovery.
+            let mut names: Vec<&str> = registry
+                .iter()
+                .filter(|entry| entry.spec().discoverable())
+                .map(AbilityEntry::name)
+                .collect();
             names.extend(external_names.iter().map(String::as_str));
             Err(suggest(name, names.into_iter()))
         }
