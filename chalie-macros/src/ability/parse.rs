@@ -109,6 +109,19 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
                 let mut actions = Vec::new();
                 meta.parse_nested_meta(|action| {
                     let name = action.path.require_ident()?.clone();
+                    if action.input.peek(syn::Token![.]) || action.input.peek(syn::Token![-]) {
+                        // `delete.event` parses as a path followed by `.`;
+                        // say what is wrong instead of "expected `=`".
+                        let separator: proc_macro2::TokenTree = action.input.parse()?;
+                        let rest: syn::Ident = action.input.parse()?;
+                        let written = format!("{name}{separator}{rest}");
+                        let problem = crate::names::snake_case_problem("action", &written)
+                            .unwrap_or_else(|| format!("invalid action name `{written}`"));
+                        return Err(syn::Error::new(
+                            name.span().join(rest.span()).unwrap_or_else(|| name.span()),
+                            problem,
+                        ));
+                    }
                     let list = action.value()?.parse::<syn::ExprArray>()?;
                     let required = list
                         .elems

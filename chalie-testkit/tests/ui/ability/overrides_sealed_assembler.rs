@@ -1,0 +1,11 @@
+use chalie_core::{AbilityExt, ToolResult, ability};
+
+/// Gets the weather.
+#[ability(examples = ["a one", "a two", "a three", "a four", "a five", "a six"])]
+fn weather() -> ToolResult {
+    ToolResult::success("")
+}
+
+impl AbilityExt for weather {}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use chalie_core::Params;
+
+#[derive(Params)]
+struct SearchParams {
+    /// What to search for.
+    #[param(min = 1)]
+    query: String,
+}
+
+fn main() {}

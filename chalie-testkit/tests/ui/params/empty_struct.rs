@@ -1,0 +1,6 @@
+use chalie_core::Params;
+
+#[derive(Params)]
+struct Nothing {}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use chalie_core::Params;
+
+#[derive(Params)]
+struct Location(String);
+
+fn main() {}
