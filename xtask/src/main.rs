@@ -19,7 +19,10 @@ type Outcome = Result<(), Box<dyn std::error::Error>>;
 /// The workspace root, from this crate's manifest directory.
 fn project_root() -> PathBuf {
     let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir.parent().map(PathBuf::from).unwrap_or(manifest_dir)
+    manifest_dir
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or(manifest_dir)
 }
 
 const USAGE: &str = "usage: cargo xtask <command> [options]
