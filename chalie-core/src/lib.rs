@@ -2,7 +2,7 @@
 //! function gives a tool every major model API accepts, with its contract
 //! checked by the compiler.
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use chalie_core::{Params, ToolResult, ability};
 //!
 //! #[derive(Params)]

@@ -4,6 +4,7 @@
 //! [cargo-xtask]: https://github.com/matklad/cargo-xtask
 
 mod build_time;
+mod ci;
 mod lint;
 mod manifest;
 
@@ -28,6 +29,8 @@ fn project_root() -> PathBuf {
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
+  test                         every test, then the contract checks (what CI runs)
+  demo                         the example, after preparing what it needs
   build-time [--abilities N]   cold build time of N generated abilities vs N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
   manifest --check             fail when a contract changed without its version bump (CI)
@@ -39,6 +42,8 @@ fn main() -> ExitCode {
     let command = args.next().unwrap_or_default();
     let rest: Vec<String> = args.collect();
     let outcome: Outcome = match command.as_str() {
+        "test" => ci::test(&rest),
+        "demo" => ci::demo(&rest),
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),

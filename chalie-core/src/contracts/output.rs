@@ -131,7 +131,7 @@ impl OutputSchemas {
 /// registers at link time, like `#[ability]` itself; read the declarations
 /// with [`OutputSchemas::linked`].
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use chalie_core::{ToolResult, ability, declare_output};
 ///
 /// #[derive(serde::Serialize, schemars::JsonSchema)]

@@ -69,7 +69,7 @@ use session::Session;
 /// calls) sits in a sharded map, and the policy is read lock-free, so
 /// sessions do not contend on a global lock.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use chalie_core::{Channel, Dispatcher, Params, Policy, Setting, ToolCall, ToolResult, Turn, ability};
 ///
 /// #[derive(Params)]

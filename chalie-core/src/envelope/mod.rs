@@ -22,7 +22,12 @@ pub use escape::{escape_body, unescape_body};
 
 /// Renders `result` of the call to `tool` (with its `action`, if any) as the
 /// envelope text the model reads.
+///
+/// `tool` may come from a model (an unknown name); anything outside
+/// `[A-Za-z0-9_]` in it is replaced by `_` so the tags stay unforgeable.
 pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) -> String {
+    let tool = tag_safe(tool);
+    let tool = tool.as_str();
     let mut attributes: Vec<(String, String)> = Vec::new();
     let content = match result.as_error() {
         None => {
@@ -69,6 +74,25 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
         "{}\n{content}\n[end:{tool}]",
         header::render(tool, &attributes)
     )
+}
+
+fn tag_safe(tool: &str) -> String {
+    let safe: String = tool
+        .chars()
+        .take(128)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() {
+        "_".to_owned()
+    } else {
+        safe
+    }
 }
 
 fn scalar_text(value: &Scalar) -> String {

@@ -1,23 +1,30 @@
 //! chalie's first example: two abilities, the descriptors the model sees
-//! for each provider, and the envelopes of a success and an error.
+//! for each provider, and the envelopes the dispatcher renders for a
+//! success, an ability's error, a malformed call and an unknown tool.
 //!
-//! Run it with `cargo run -p quickstart`.
+//! Run it with `cargo xtask demo` (or `cargo run -p quickstart`).
 
 // The abilities live in the library target; name it so they are linked.
 chalie_core::link_abilities!(quickstart);
 
-use chalie_core::{AssembleOptions, Channel, Provider, Turn, assemble, render_envelope};
+use chalie_core::{
+    AssembleOptions, Channel, Dispatcher, Policy, Provider, Setting, ToolCall, Turn, assemble,
+};
 use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    let registry = match chalie_core::registry() {
-        Ok(registry) => registry,
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");
-            return std::process::ExitCode::FAILURE;
+            std::process::ExitCode::FAILURE
         }
-    };
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let registry = chalie_core::registry()?;
 
     println!("== {} linked abilities ==", registry.len());
     for entry in registry.iter() {
@@ -31,36 +38,47 @@ async fn main() -> std::process::ExitCode {
             let rendered = descriptor.render(provider);
             println!(
                 "{provider:?}:\n{}",
-                serde_json::to_string_pretty(&rendered).unwrap_or_default()
+                serde_json::to_string_pretty(&rendered)?
             );
         }
     }
 
-    let turn = Turn::builder(Channel::Chat).build();
+    // Reading the weather is allowed in a chat; memory is internal.
+    let mut policy = Policy::new();
+    policy.set(Channel::Chat, "weather", Setting::Allow)?;
+    let dispatcher = Dispatcher::builder(registry.clone()).policy(policy).build();
+    let turn = Turn::builder(Channel::Chat).session_id("demo").build();
+
     let calls = [
-        ("weather", json!({ "location": "Valletta, MT" })),
-        ("memory", json!({ "action": "recall" })),
-        (
+        ToolCall::new(
             "weather",
-            json!({ "location": "Valletta, MT", "unit": "kelvin", "permission": "admin" }),
+            json!({ "location": "Valletta, MT", "act_summary": "Checking the weather" }),
         ),
+        ToolCall::new("memory", json!({ "action": "recall" })),
+        ToolCall::new(
+            "weather",
+            json!({ "location": "Valletta, MT", "unit": "kelvin" }),
+        ),
+        ToolCall::new("wether", json!({ "location": "Rome, IT" })),
     ];
     println!("\n== envelopes ==");
-    for (name, arguments) in calls {
-        let Some(entry) = registry.get(name) else {
-            continue;
-        };
-        let action = arguments
-            .get("action")
-            .and_then(|value| value.as_str())
-            .map(str::to_owned);
-        let result = entry
-            .call(&arguments, turn.for_call(format!("call-{name}"), name))
-            .await;
+    for call in calls {
+        println!("\n> {} {}", call.name, call.arguments);
+        let dispatched = dispatcher.dispatch(&turn, call).await;
+        println!("{}", dispatched.envelope);
+    }
+
+    println!("\n== action trail ==");
+    for record in turn.trail().snapshot() {
         println!(
-            "\n> {name} {arguments}\n{}",
-            render_envelope(name, action.as_deref(), &result)
+            "{} {} action={} decision={:?} status={:?} code={}",
+            record.call_id,
+            record.tool,
+            record.action.as_deref().unwrap_or("-"),
+            record.decision,
+            record.status,
+            record.error_code.as_deref().unwrap_or("-"),
         );
     }
-    std::process::ExitCode::SUCCESS
+    Ok(())
 }

@@ -1,0 +1,48 @@
+//! `cargo xtask test` and `cargo xtask demo`: the two commands the README
+//! gives, each doing all of its own set-up on a fresh machine.
+
+use std::process::Command;
+
+use crate::{Outcome, project_root};
+
+/// Runs `cargo` with `args` in the workspace root, failing on failure.
+pub(crate) fn cargo(args: &[&str]) -> Outcome {
+    println!("\n$ cargo {}", args.join(" "));
+    let status = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(project_root())
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")).into())
+    }
+}
+
+/// Every test, then the contract checks CI enforces.
+pub(crate) fn test(args: &[String]) -> Outcome {
+    if let Some(unknown) = args.first() {
+        return Err(format!("`cargo xtask test` takes no options, got `{unknown}`").into());
+    }
+    prepare()?;
+    cargo(&["test", "--workspace", "--locked"])?;
+    println!("\n$ cargo xtask manifest --check");
+    crate::manifest::run(&["--check".to_owned()])?;
+    println!("\n$ cargo xtask lint");
+    crate::lint::run(&[])?;
+    Ok(())
+}
+
+/// The example assistant, after preparing what it needs.
+pub(crate) fn demo(args: &[String]) -> Outcome {
+    if let Some(unknown) = args.first() {
+        return Err(format!("`cargo xtask demo` takes no options, got `{unknown}`").into());
+    }
+    prepare()?;
+    cargo(&["run", "--quiet", "--locked", "--package", "quickstart"])
+}
+
+/// What both need before they start; idempotent.
+fn prepare() -> Outcome {
+    Ok(())
+}
