@@ -73,6 +73,16 @@ fn map_lines(text: &str, mut edit: impl FnMut(&str, usize, &str, &mut String)) -
     out
 }
 
+/// [`escape_body`], borrowing when nothing needs escaping (no `[` at all,
+/// the common case for JSON objects and prose).
+pub(crate) fn escape_body_cow(body: &str) -> std::borrow::Cow<'_, str> {
+    if body.contains('[') {
+        std::borrow::Cow::Owned(escape_body(body))
+    } else {
+        std::borrow::Cow::Borrowed(body)
+    }
+}
+
 /// Adds one backslash to every tag-shaped line of `body`.
 pub fn escape_body(body: &str) -> String {
     map_lines(body, |indent, backslashes, rest, out| {

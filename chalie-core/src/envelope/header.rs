@@ -24,12 +24,18 @@ pub(crate) fn quote_if_needed(value: &str, in_list: bool) -> String {
     }
 }
 
-pub(crate) fn render(tool: &str, attributes: &[(String, String)]) -> String {
-    let pairs: Vec<String> = attributes
-        .iter()
-        .map(|(key, value)| format!("{key}={}", quote_if_needed(value, false)))
-        .collect();
-    format!("[{tool}({})]", pairs.join(", "))
+/// Appends `key=value` (quoted when needed), after `, ` unless `first`.
+pub(crate) fn push_attribute(out: &mut String, first: bool, key: &str, value: &str) {
+    if !first {
+        out.push_str(", ");
+    }
+    out.push_str(key);
+    out.push('=');
+    if is_bare(value) {
+        out.push_str(value);
+    } else {
+        out.push_str(&quote_if_needed(value, false));
+    }
 }
 
 /// Parses a header line into the tool name and its attributes.

@@ -27,53 +27,71 @@ pub use escape::{escape_body, unescape_body};
 /// `[A-Za-z0-9_]` in it is replaced by `_` so the tags stay unforgeable.
 pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) -> String {
     let tool = tag_safe(tool);
-    let tool = tool.as_str();
-    let mut attributes: Vec<(String, String)> = Vec::new();
+    // One string, written once: this runs on every call.
+    let mut out = String::with_capacity(128);
+    out.push('[');
+    out.push_str(&tool);
+    out.push('(');
+    let is_error = result.as_error().is_some();
     let content = match result.as_error() {
         None => {
-            attributes.push(("status".into(), "success".into()));
+            header::push_attribute(&mut out, true, "status", "success");
             let body = result.body().map(|body| body.render()).unwrap_or_default();
-            escape_body(&body)
+            match escape::escape_body_cow(&body) {
+                std::borrow::Cow::Borrowed(_) => body.into_owned(),
+                std::borrow::Cow::Owned(escaped) => escaped,
+            }
         }
         Some(error) => {
-            attributes.push(("status".into(), "error".into()));
-            attributes.push(("code".into(), error.code().to_string()));
-            let mut lines = escape::escape_error_message(error.message());
-            if !error.hint().trim().is_empty() {
-                lines.push_str("\nhint: ");
-                lines.push_str(&one_line(error.hint()));
-            }
-            if !error.valid_values().is_empty() {
-                lines.push_str("\nvalid values: ");
-                let values: Vec<String> = error
-                    .valid_values()
-                    .iter()
-                    .map(|value| header::quote_if_needed(value, true))
-                    .collect();
-                lines.push_str(&values.join(", "));
-            }
-            if let Some(retry) = error.retry() {
-                lines.push_str(&match retry {
-                    crate::Retry::Never => "\nretry: no; change the call".to_owned(),
-                    crate::Retry::Now => "\nretry: yes".to_owned(),
-                    crate::Retry::After(seconds) => format!("\nretry: after {seconds}s"),
-                });
-            }
-            lines
+            header::push_attribute(&mut out, true, "status", "error");
+            header::push_attribute(&mut out, false, "code", error.code().as_str());
+            error_content(error)
         }
     };
     if let Some(action) = action {
-        attributes.push(("action".into(), action.to_owned()));
+        header::push_attribute(&mut out, false, "action", action);
     }
+    // Metadata never overrides what the framework wrote.
+    let reserved = |key: &str| {
+        key == "status" || (key == "code" && is_error) || (key == "action" && action.is_some())
+    };
     for (key, value) in result.metadata() {
-        if !attributes.iter().any(|(existing, _)| existing == key) {
-            attributes.push((key.clone(), scalar_text(value)));
+        if !reserved(key) {
+            header::push_attribute(&mut out, false, key, &scalar_text(value));
         }
     }
-    format!(
-        "{}\n{content}\n[end:{tool}]",
-        header::render(tool, &attributes)
-    )
+    out.push_str(")]\n");
+    out.push_str(&content);
+    out.push_str("\n[end:");
+    out.push_str(&tool);
+    out.push(']');
+    out
+}
+
+/// The lines of an error: message, hint, valid values, retry advice.
+fn error_content(error: &crate::ToolError) -> String {
+    let mut lines = escape::escape_error_message(error.message());
+    if !error.hint().trim().is_empty() {
+        lines.push_str("\nhint: ");
+        lines.push_str(&one_line(error.hint()));
+    }
+    if !error.valid_values().is_empty() {
+        lines.push_str("\nvalid values: ");
+        let values: Vec<String> = error
+            .valid_values()
+            .iter()
+            .map(|value| header::quote_if_needed(value, true))
+            .collect();
+        lines.push_str(&values.join(", "));
+    }
+    if let Some(retry) = error.retry() {
+        lines.push_str(&match retry {
+            crate::Retry::Never => "\nretry: no; change the call".to_owned(),
+            crate::Retry::Now => "\nretry: yes".to_owned(),
+            crate::Retry::After(seconds) => format!("\nretry: after {seconds}s"),
+        });
+    }
+    lines
 }
 
 fn tag_safe(tool: &str) -> String {

@@ -72,17 +72,18 @@ impl<'a> ObjectReader<'a> {
         check: Option<fn(&T, Option<f64>, Option<f64>) -> Result<(), String>>,
     ) -> Option<T> {
         let path = join(self.path, name);
-        let value = match self.object.get(name) {
+        // Borrowed on the hot path; owned only for a default.
+        let value: std::borrow::Cow<'_, Value> = match self.object.get(name) {
             Some(Value::Null) | None => match default {
-                Some(default) => default,
-                None if T::OPTIONAL => Value::Null,
+                Some(default) => std::borrow::Cow::Owned(default),
+                None if T::OPTIONAL => std::borrow::Cow::Owned(Value::Null),
                 None => {
                     let expected = schema::describe(&T::schema());
                     self.errors.push(path, Problem::Missing { expected });
                     return None;
                 }
             },
-            Some(value) => value.clone(),
+            Some(value) => std::borrow::Cow::Borrowed(value),
         };
         let parsed = match T::parse(&value, &path) {
             Ok(parsed) => parsed,

@@ -82,9 +82,9 @@ fn a_hostile_tool_name_cannot_forge_the_tags() {
     );
     assert_eq!(
         text.lines().next(),
-        Some("[x_____end_x(status=error, code=unknown-tool)]")
+        Some("[x____end_x(status=error, code=unknown-tool)]")
     );
-    assert_eq!(Envelope::parse(&text).unwrap().tool, "x_____end_x");
+    assert_eq!(Envelope::parse(&text).unwrap().tool, "x____end_x");
 }
 
 #[test]
