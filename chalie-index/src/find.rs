@@ -1,0 +1,264 @@
+//! The cascade: exact name, then name keyword, then prose vector; per query entry, the
+//! first rung that yields anything wins.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use crate::descriptor::{Source, normalise_name};
+use crate::error::IndexError;
+use crate::index::Index;
+use crate::keyword::segment_gate;
+use crate::vector;
+
+/// Cosine distance above which a vector neighbour is not returned.
+///
+/// Tuned on the MetaTool and BFCL dev sets with all-MiniLM-L6-v2 (see the crate README):
+/// 0.60 keeps a gold tool within reach for nearly every query while a catalog without the
+/// gold tool still returns nothing for a share of queries; lower values trade recall for
+/// abstention, roughly linearly.
+pub const DEFAULT_CEILING: f32 = 0.60;
+
+/// Which descriptors a search may return.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Abilities: local ones and external tools (`find_tools`).
+    #[default]
+    Abilities,
+    /// Skill playbooks (`find_skills`).
+    Skills,
+    /// Everything.
+    All,
+}
+
+impl Scope {
+    fn admits(self, source: &Source) -> bool {
+        match self {
+            Scope::Abilities => !matches!(source, Source::Skill),
+            Scope::Skills => matches!(source, Source::Skill),
+            Scope::All => true,
+        }
+    }
+}
+
+/// Knobs of [`Index::find`].
+#[derive(Clone, Debug)]
+pub struct FindOptions {
+    /// Which descriptors may come back.
+    pub scope: Scope,
+    /// Most hits one entry may add through the keyword or vector rung. There is no cap on
+    /// the union over entries: every entry is answered.
+    pub per_entry: usize,
+    /// Vector hits farther than this cosine distance are dropped ([`DEFAULT_CEILING`]).
+    pub ceiling: f32,
+    /// Qualified names never to return, e.g. tools the conversation already has.
+    pub exclude: HashSet<String>,
+}
+
+impl Default for FindOptions {
+    fn default() -> Self {
+        FindOptions {
+            scope: Scope::Abilities,
+            per_entry: 5,
+            ceiling: DEFAULT_CEILING,
+            exclude: HashSet::new(),
+        }
+    }
+}
+
+/// Which rung of the cascade produced a hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rung {
+    /// The entry was the name itself (after normalisation).
+    Exact,
+    /// The entry's words align with the name's segments.
+    Keyword,
+    /// The entry's meaning is close to the summary or an example.
+    Vector,
+}
+
+/// One descriptor returned by a search.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hit {
+    /// Qualified name: what the model calls.
+    pub name: String,
+    /// The model-facing summary.
+    pub summary: String,
+    /// The rung that found it.
+    pub rung: Rung,
+    /// Cosine distance, for vector hits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<f32>,
+}
+
+/// An entry naming a bare name that more than one source owns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ambiguity {
+    /// The entry as given.
+    pub entry: String,
+    /// Qualified names it could mean; ask again with one of them.
+    pub candidates: Vec<String>,
+}
+
+/// Result of [`Index::find`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FindOutcome {
+    /// Distinct hits over all entries: per entry in order, exact, then keyword, then vector
+    /// hits by distance.
+    pub injected: Vec<Hit>,
+    /// Entries for which no rung found anything.
+    pub not_found: Vec<String>,
+    /// Entries refused because their bare name is owned by several sources.
+    pub ambiguous: Vec<Ambiguity>,
+}
+
+/// What one entry resolved to.
+enum Resolution {
+    Hits(Vec<Hit>),
+    Ambiguous(Vec<String>),
+    Pending,
+}
+
+impl Index {
+    fn admitted(&self, ordinal: usize, options: &FindOptions) -> bool {
+        let entry = &self.entries[ordinal];
+        options.scope.admits(&entry.source) && !options.exclude.contains(&entry.qualified)
+    }
+
+    fn hit(&self, ordinal: usize, rung: Rung, distance: Option<f32>) -> Hit {
+        let entry = &self.entries[ordinal];
+        Hit { name: entry.qualified.clone(), summary: entry.summary.clone(), rung, distance }
+    }
+
+    /// Rung 1: the entry is a name. A qualified `server__name` pins one tool; a bare name
+    /// owned by several sources is refused rather than guessed.
+    fn exact(&self, entry: &str, options: &FindOptions) -> Resolution {
+        if let Some((server, name)) = entry.split_once("__") {
+            let qualified = format!("{}__{}", normalise_name(server), normalise_name(name));
+            if let Some(&ordinal) = self.by_qualified.get(&qualified) {
+                if self.admitted(ordinal, options) {
+                    return Resolution::Hits(vec![self.hit(ordinal, Rung::Exact, None)]);
+                }
+            }
+        }
+        let owners: Vec<usize> = self
+            .by_bare
+            .get(&normalise_name(entry))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&ordinal| self.admitted(ordinal, options))
+            .collect();
+        match owners.as_slice() {
+            [] => Resolution::Pending,
+            [only] => Resolution::Hits(vec![self.hit(*only, Rung::Exact, None)]),
+            many => Resolution::Ambiguous(many.iter().map(|&o| self.entries[o].qualified.clone()).collect()),
+        }
+    }
+
+    /// Rung 2: trigram candidates over names, kept only when the segment gate passes.
+    fn keyword(&self, entry: &str, options: &FindOptions) -> Result<Vec<Hit>, IndexError> {
+        let normalised = normalise_name(entry);
+        // A sentence cannot align with a name; skip the search rather than gate 64 misses.
+        if normalised.is_empty() || normalised.split('_').count() > 4 {
+            return Ok(Vec::new());
+        }
+        let candidates = self.names.candidates(&normalised, 64)?;
+        Ok(candidates
+            .into_iter()
+            .filter(|&ordinal| self.admitted(ordinal, options))
+            .filter(|&ordinal| segment_gate(&normalised, &self.entries[ordinal].name))
+            .take(options.per_entry)
+            .map(|ordinal| self.hit(ordinal, Rung::Keyword, None))
+            .collect())
+    }
+
+    /// Nearest descriptors to `query` (a unit vector), best first, each with the distance
+    /// of its closest vector (max-sim over summary and examples). No ceiling applied.
+    pub(crate) fn nearest_to(&self, query: &[f32], count: usize, options: &FindOptions) -> Result<Vec<(usize, f32)>, IndexError> {
+        // Each descriptor may fill up to `max_vectors` slots of the neighbour list.
+        let fetch = count.saturating_mul(self.max_vectors).max(count);
+        let neighbours = self.prose.search(query, fetch, |key| self.admitted(vector::ordinal_of(key), options))?;
+        let mut best: BTreeMap<usize, f32> = BTreeMap::new();
+        for (key, distance) in neighbours {
+            let slot = best.entry(vector::ordinal_of(key)).or_insert(f32::INFINITY);
+            *slot = slot.min(distance);
+        }
+        let mut ranked: Vec<(usize, f32)> = best.into_iter().filter(|(o, _)| *o < self.entries.len()).collect();
+        ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+        ranked.truncate(count);
+        Ok(ranked)
+    }
+
+    /// Runs the cascade for every entry independently and merges the results.
+    pub fn find(&self, entries: &[String], options: &FindOptions) -> Result<FindOutcome, IndexError> {
+        let mut resolutions = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let resolution = match self.exact(entry, options) {
+                Resolution::Pending => {
+                    let hits = self.keyword(entry, options)?;
+                    if hits.is_empty() { Resolution::Pending } else { Resolution::Hits(hits) }
+                }
+                settled => settled,
+            };
+            resolutions.push(resolution);
+        }
+
+        // Rung 3 for every entry still open, embedded in one batch.
+        let pending: Vec<&str> = entries
+            .iter()
+            .zip(&resolutions)
+            .filter(|(_, r)| matches!(r, Resolution::Pending))
+            .map(|(e, _)| e.as_str())
+            .collect();
+        let mut vectors = if pending.is_empty() {
+            Vec::new()
+        } else {
+            self.embedder.embed_batch(&pending)?
+        }
+        .into_iter();
+        for resolution in resolutions.iter_mut().filter(|r| matches!(r, Resolution::Pending)) {
+            let Some(query) = vectors.next() else { break };
+            let hits: Vec<Hit> = self
+                .nearest_to(&query, options.per_entry, options)?
+                .into_iter()
+                .filter(|(_, distance)| *distance <= options.ceiling)
+                .map(|(ordinal, distance)| self.hit(ordinal, Rung::Vector, Some(distance)))
+                .collect();
+            if !hits.is_empty() {
+                *resolution = Resolution::Hits(hits);
+            }
+        }
+
+        let mut outcome = FindOutcome::default();
+        let mut seen = HashSet::new();
+        for (entry, resolution) in entries.iter().zip(resolutions) {
+            match resolution {
+                Resolution::Hits(hits) => outcome
+                    .injected
+                    .extend(hits.into_iter().filter(|hit| seen.insert(hit.name.clone()))),
+                Resolution::Ambiguous(candidates) => {
+                    outcome.ambiguous.push(Ambiguity { entry: entry.clone(), candidates })
+                }
+                Resolution::Pending => outcome.not_found.push(entry.clone()),
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The raw vector ranking for `text`: nearest descriptors with distances, no ceiling,
+    /// no other rung. For evaluation and diagnostics.
+    pub fn nearest(&self, text: &str, count: usize, options: &FindOptions) -> Result<Vec<(String, f32)>, IndexError> {
+        let query = self
+            .embedder
+            .embed_batch(&[text])?
+            .pop()
+            .ok_or_else(|| IndexError::Search("the embedder returned no vector".to_owned()))?;
+        Ok(self
+            .nearest_to(&query, count, options)?
+            .into_iter()
+            .map(|(ordinal, distance)| (self.entries[ordinal].qualified.clone(), distance))
+            .collect())
+    }
+}
