@@ -1,15 +1,25 @@
-//! Test tools for chalie abilities.
-//!
-//! [`compile_fail_suite`] runs a crate's own catalogue of compile errors,
-//! the way chalie tests its macros:
+//! Test tools for chalie abilities: a [`Harness`] that calls abilities
+//! through the real dispatcher and parses what the model would read,
+//! [`smoke`] checks a careful reviewer would run on every ability, and
+//! [`compile_fail_suite`] for a crate's own catalogue of compile errors.
 //!
 //! ```no_run
-//! // tests/ui.rs
-//! #[test]
-//! fn ui() {
-//!     chalie_testkit::compile_fail_suite("tests/ui/fail/*.rs", "tests/ui/pass/*.rs");
-//! }
+//! # async fn example() {
+//! use chalie_testkit::Harness;
+//! use serde_json::json;
+//!
+//! let harness = Harness::builder().allow_all().build().expect("unique names");
+//! harness.call("weather", json!({ "location": "Rome, IT" })).await.assert_success();
+//! harness.call("weather", json!({})).await.assert_error("invalid-arguments");
+//! chalie_testkit::smoke(harness.registry()).await.assert_clean();
+//! # }
 //! ```
+
+mod harness;
+mod smoke;
+
+pub use harness::{CallOutcome, Harness, HarnessBuilder, ScriptedApprover};
+pub use smoke::{SmokeFinding, SmokeReport, smoke, smoke_toolset};
 
 /// Runs every file matching `fail_glob` expecting the compile error in its
 /// `.stderr` beside it, and every file matching `pass_glob` expecting it to
@@ -18,6 +28,14 @@
 ///
 /// Compiler messages change between Rust versions; pin the toolchain
 /// (`rust-toolchain.toml`) so the catalogue stays stable.
+///
+/// ```no_run
+/// // tests/ui.rs
+/// #[test]
+/// fn ui() {
+///     chalie_testkit::compile_fail_suite("tests/ui/fail/*.rs", "tests/ui/pass/*.rs");
+/// }
+/// ```
 pub fn compile_fail_suite(fail_glob: &str, pass_glob: &str) {
     let cases = trybuild::TestCases::new();
     cases.compile_fail(fail_glob);

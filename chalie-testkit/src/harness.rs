@@ -1,0 +1,243 @@
+//! Calling abilities the way a model would, and asserting on the envelope.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use chalie_core::{
+    ActionRecord, Approval, ApprovalRequest, Approver, BoxFuture, Channel, Dispatched, Dispatcher,
+    Envelope, Policy, Registry, RegistryError, Setting, ToolCall, Turn,
+};
+use serde_json::Value;
+
+/// Answers approval requests from a script, in order; once the script is
+/// used up every further request is rejected. Records what it was asked.
+#[derive(Clone, Default)]
+pub struct ScriptedApprover {
+    answers: Arc<Mutex<VecDeque<Approval>>>,
+    asked: Arc<Mutex<Vec<ApprovalRequest>>>,
+}
+
+impl ScriptedApprover {
+    /// An approver that gives `answers` in order.
+    pub fn new(answers: impl IntoIterator<Item = Approval>) -> Self {
+        Self {
+            answers: Arc::new(Mutex::new(answers.into_iter().collect())),
+            asked: Arc::default(),
+        }
+    }
+
+    /// Every request received so far.
+    pub fn asked(&self) -> Vec<ApprovalRequest> {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl Approver for ScriptedApprover {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(request);
+        let answer = self
+            .answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+            .unwrap_or(Approval::Rejected);
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+/// Builds a [`Harness`].
+pub struct HarnessBuilder {
+    registry: Option<Registry>,
+    only: Option<Vec<String>>,
+    channel: Channel,
+    policy: Policy,
+    allow_all: bool,
+    approver: Option<ScriptedApprover>,
+}
+
+impl HarnessBuilder {
+    /// Use this registry instead of every linked ability.
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// Keep only the abilities with these names.
+    pub fn abilities<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The channel calls come from (default: chat).
+    pub fn channel(mut self, channel: Channel) -> Self {
+        self.channel = channel;
+        self
+    }
+
+    /// The permission policy (default: empty, so every non-internal call asks).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Allow every ability on every channel, for tests of behaviour rather
+    /// than of the gate.
+    pub fn allow_all(mut self) -> Self {
+        self.allow_all = true;
+        self
+    }
+
+    /// Answer `ask` with this scripted approver.
+    pub fn approver(mut self, approver: ScriptedApprover) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The harness; fails when the linked abilities share a name.
+    pub fn build(self) -> Result<Harness, RegistryError> {
+        let registry = match self.registry {
+            Some(registry) => registry,
+            None => chalie_core::registry()?.clone(),
+        };
+        let registry = match &self.only {
+            Some(names) => registry.filter(|entry| names.iter().any(|name| name == entry.name())),
+            None => registry,
+        };
+        let mut policy = self.policy;
+        if self.allow_all {
+            for entry in registry.iter() {
+                for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
+                    // Names in a registry are valid permissions by construction.
+                    let _ = policy.set(channel, entry.name(), Setting::Allow);
+                    for action in entry.spec().actions() {
+                        let _ = policy.set(
+                            channel,
+                            &format!("{}.{}", entry.name(), action.name()),
+                            Setting::Allow,
+                        );
+                    }
+                }
+            }
+        }
+        let mut builder = Dispatcher::builder(registry)
+            .policy(policy)
+            .without_rate_limit();
+        if let Some(approver) = self.approver {
+            builder = builder.approver(approver);
+        }
+        let dispatcher = builder.build();
+        let turn = Turn::builder(self.channel).session_id("harness").build();
+        Ok(Harness { dispatcher, turn })
+    }
+}
+
+/// Calls abilities through the real dispatcher on one turn.
+pub struct Harness {
+    dispatcher: Dispatcher,
+    turn: Turn,
+}
+
+impl Harness {
+    /// Starts configuring a harness over every linked ability.
+    pub fn builder() -> HarnessBuilder {
+        HarnessBuilder {
+            registry: None,
+            only: None,
+            channel: Channel::Chat,
+            policy: Policy::new(),
+            allow_all: false,
+            approver: None,
+        }
+    }
+
+    /// The abilities under test.
+    pub fn registry(&self) -> &Registry {
+        self.dispatcher.registry()
+    }
+
+    /// The dispatcher, for what the harness does not wrap.
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
+    }
+
+    /// The turn every call runs on; its trail holds every call.
+    pub fn turn(&self) -> &Turn {
+        &self.turn
+    }
+
+    /// Calls `tool` with `arguments` as a model would.
+    pub async fn call(&self, tool: &str, arguments: Value) -> CallOutcome {
+        let dispatched = self
+            .dispatcher
+            .dispatch(&self.turn, ToolCall::new(tool, arguments))
+            .await;
+        CallOutcome::from(dispatched)
+    }
+}
+
+/// One call's outcome: the envelope text, parsed, and the trail record.
+#[derive(Debug, Clone)]
+pub struct CallOutcome {
+    /// What the model reads.
+    pub text: String,
+    /// The same, parsed.
+    pub envelope: Envelope,
+    /// What was recorded on the action trail.
+    pub record: ActionRecord,
+}
+
+impl From<Dispatched> for CallOutcome {
+    fn from(dispatched: Dispatched) -> Self {
+        let envelope = Envelope::parse(&dispatched.envelope).unwrap_or_else(|error| Envelope {
+            tool: String::new(),
+            attributes: vec![("status".into(), format!("unparseable: {error}"))],
+            content: dispatched.envelope.clone(),
+        });
+        Self {
+            text: dispatched.envelope,
+            envelope,
+            record: dispatched.record,
+        }
+    }
+}
+
+impl CallOutcome {
+    /// Panics, showing the envelope, unless the call succeeded.
+    #[track_caller]
+    pub fn assert_success(&self) -> &Self {
+        assert!(
+            self.envelope.is_success(),
+            "expected a success, the model read:\n{}",
+            self.text
+        );
+        self
+    }
+
+    /// Panics, showing the envelope, unless the call failed with `code`.
+    #[track_caller]
+    pub fn assert_error(&self, code: &str) -> &Self {
+        assert_eq!(
+            self.envelope.code(),
+            Some(code),
+            "expected error `{code}`, the model read:\n{}",
+            self.text
+        );
+        self
+    }
+
+    /// The body parsed as JSON into `T`.
+    pub fn body<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.envelope.content)
+    }
+
+    /// A header metadata value, e.g. `count`.
+    pub fn metadata(&self, key: &str) -> Option<&str> {
+        self.envelope.attribute(key)
+    }
+}
