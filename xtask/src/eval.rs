@@ -1,0 +1,219 @@
+//! `cargo xtask eval`: retrieval quality of the cascade on a tool catalog and labelled
+//! queries (the benchmark data folder, `../shared/benchdata`, holds two such sets).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use chalie_index::{Descriptor, EmbedError, Embedder, FindOptions, Index, MiniLm};
+use serde_json::Value;
+
+use crate::discovery_catalog::read_tools;
+
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--model DIR]";
+
+/// Memoises query embeddings: every query is embedded once, in large batches, then looked
+/// up by each of the runs (cascade, cascade without gold tools, raw ranking).
+struct CachingEmbedder {
+    inner: MiniLm,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl CachingEmbedder {
+    fn warm(&self, texts: &[&str]) -> Result<(), EmbedError> {
+        for (done, chunk) in texts.chunks(512).enumerate() {
+            let vectors = self.inner.embed_batch(chunk)?;
+            let mut cache = self.cache.lock().map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
+            for (text, vector) in chunk.iter().zip(vectors) {
+                cache.insert((*text).to_owned(), vector);
+            }
+            eprint!("\rembedding queries {}/{}", (done * 512 + chunk.len()).min(texts.len()), texts.len());
+        }
+        eprintln!();
+        Ok(())
+    }
+}
+
+impl Embedder for CachingEmbedder {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn weight_hash(&self) -> &str {
+        self.inner.weight_hash()
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let cached: Option<Vec<Vec<f32>>> = {
+            let cache = self.cache.lock().map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
+            texts.iter().map(|t| cache.get(*t).cloned()).collect()
+        };
+        match cached {
+            Some(vectors) => Ok(vectors),
+            None => self.inner.embed_batch(texts),
+        }
+    }
+}
+
+struct Query {
+    text: String,
+    gold: Vec<String>,
+}
+
+fn read_queries(path: &PathBuf) -> Result<Vec<Query>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut queries = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let value: Value = serde_json::from_str(line)?;
+        let gold = value["tools"].as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+        queries.push(Query { text: value["query"].as_str().unwrap_or_default().to_owned(), gold: gold.unwrap_or_default() });
+    }
+    Ok(queries)
+}
+
+/// Recall@k, MRR and friends over ranked name lists.
+#[derive(Default)]
+struct Tally {
+    recall: [f64; 3],
+    mrr: f64,
+    any_gold: f64,
+    size: f64,
+    count: f64,
+}
+
+const KS: [usize; 3] = [1, 3, 5];
+
+impl Tally {
+    fn add(&mut self, ranked: &[String], gold: &[String]) {
+        for (slot, k) in KS.iter().enumerate() {
+            let found = gold.iter().filter(|g| ranked.iter().take(*k).any(|r| r == *g)).count();
+            self.recall[slot] += found as f64 / gold.len().max(1) as f64;
+        }
+        if let Some(rank) = ranked.iter().position(|r| gold.contains(r)) {
+            self.mrr += 1.0 / (rank + 1) as f64;
+            self.any_gold += 1.0;
+        }
+        self.size += ranked.len() as f64;
+        self.count += 1.0;
+    }
+
+    fn row(&self, label: &str) -> String {
+        let n = self.count.max(1.0);
+        format!(
+            "{label:<22} R@1 {:.3}  R@3 {:.3}  R@5 {:.3}  MRR {:.3}  gold-in-set {:.3}  mean-set {:.2}",
+            self.recall[0] / n, self.recall[1] / n, self.recall[2] / n, self.mrr / n, self.any_gold / n, self.size / n
+        )
+    }
+}
+
+pub fn run(args: &[String]) -> crate::Outcome {
+    let (mut tools, mut queries_path, mut examples_from) = (None, None, None);
+    let mut examples_per_tool = 8usize;
+    let mut ceiling = chalie_index::DEFAULT_CEILING;
+    let mut model = crate::fetch_model::default_dir();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().cloned().ok_or_else(|| format!("`{flag}` needs a value\n{USAGE}"));
+        match flag.as_str() {
+            "--tools" => tools = Some(PathBuf::from(value()?)),
+            "--queries" => queries_path = Some(PathBuf::from(value()?)),
+            "--examples-from" => examples_from = Some(PathBuf::from(value()?)),
+            "--examples" => examples_per_tool = value()?.parse()?,
+            "--ceiling" => ceiling = value()?.parse()?,
+            "--model" => model = PathBuf::from(value()?),
+            _ => return Err(format!("unknown option `{flag}`\n{USAGE}").into()),
+        }
+    }
+    let (Some(tools), Some(queries_path)) = (tools, queries_path) else {
+        return Err(USAGE.into());
+    };
+    let mut descriptors: Vec<Descriptor> = read_tools(&tools)?;
+    let mut queries = read_queries(&queries_path)?;
+
+    // Example phrases: the first N single-tool queries of each tool, taken out of evaluation
+    // when they come from the evaluated file.
+    if let Some(path) = &examples_from {
+        let source = read_queries(path)?;
+        let same_file = std::fs::canonicalize(path).ok() == std::fs::canonicalize(&queries_path).ok();
+        let mut by_tool: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut used: HashSet<String> = HashSet::new();
+        for query in source.iter().filter(|q| q.gold.len() == 1) {
+            let list = by_tool.entry(query.gold[0].as_str()).or_default();
+            if list.len() < examples_per_tool {
+                list.push(&query.text);
+                used.insert(query.text.clone());
+            }
+        }
+        for descriptor in &mut descriptors {
+            if let Some(list) = by_tool.get(descriptor.name.as_str()) {
+                descriptor.examples = list.iter().map(|s| s.to_string()).collect();
+            }
+        }
+        if same_file {
+            queries.retain(|q| !used.contains(&q.text));
+        }
+    }
+
+    let embedder = Arc::new(CachingEmbedder { inner: MiniLm::load(&model)?, cache: Mutex::new(HashMap::new()) });
+    let dir = std::env::temp_dir().join(format!("chalie-eval-{}", std::process::id()));
+    let started = std::time::Instant::now();
+    Index::build(&descriptors, embedder.as_ref(), &dir, &mut |p| {
+        eprint!("\rbuilding: {:?} {}/{}", p.stage, p.done, p.total);
+    })?;
+    eprintln!("\nbuilt {} tools in {:.1}s", descriptors.len(), started.elapsed().as_secs_f64());
+    let index = Index::open(&dir, embedder.clone())?;
+    let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
+    let started = std::time::Instant::now();
+    embedder.warm(&texts)?;
+    eprintln!("embedded {} queries in {:.1}s", texts.len(), started.elapsed().as_secs_f64());
+
+    let options = FindOptions { ceiling, ..FindOptions::default() };
+    let (mut cascade, mut raw) = (Tally::default(), Tally::default());
+    let mut abstained = 0usize;
+    // For the ceiling sweep: best gold-free distance and the raw ranking with distances.
+    let mut sweep_rows: Vec<(Vec<(String, f32)>, f32, &Vec<String>)> = Vec::new();
+    for query in &queries {
+        let entry = vec![query.text.clone()];
+        let outcome = index.find(&entry, &options)?;
+        let ranked: Vec<String> = outcome.injected.iter().map(|h| h.name.clone()).collect();
+        cascade.add(&ranked, &query.gold);
+
+        let nearest = index.nearest(&query.text, 5, &FindOptions::default())?;
+        raw.add(&nearest.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), &query.gold);
+
+        let without_gold = FindOptions { exclude: query.gold.iter().cloned().collect(), ..options.clone() };
+        if index.find(&entry, &without_gold)?.injected.is_empty() {
+            abstained += 1;
+        }
+        let best_without_gold = index.nearest(&query.text, 1, &without_gold)?.first().map_or(f32::INFINITY, |h| h.1);
+        sweep_rows.push((nearest, best_without_gold, &query.gold));
+    }
+    let n = queries.len().max(1) as f64;
+    println!("catalog {} ({} tools), queries {} ({} evaluated)", tools.display(), descriptors.len(), queries_path.display(), queries.len());
+    if examples_from.is_some() {
+        println!("examples: up to {examples_per_tool} per tool");
+    }
+    println!("{}", cascade.row(&format!("cascade (ceiling {ceiling:.2})")));
+    println!("{}", raw.row("raw KNN order"));
+    println!("abstention with gold removed: {:.3}", abstained as f64 / n);
+    println!("\nceiling sweep (vector rung only): ceiling, R@5, gold-in-set, mean-set, abstention");
+    for step in 0..=10 {
+        let ceiling = 0.30 + 0.05 * step as f32;
+        let mut tally = Tally::default();
+        let mut abstain = 0usize;
+        for (nearest, best_without_gold, gold) in &sweep_rows {
+            let kept: Vec<String> = nearest.iter().filter(|(_, d)| *d <= ceiling).map(|(n, _)| n.clone()).collect();
+            tally.add(&kept, gold);
+            if *best_without_gold > ceiling {
+                abstain += 1;
+            }
+        }
+        println!(
+            "  {ceiling:.2}  {:.3}  {:.3}  {:.2}  {:.3}",
+            tally.recall[2] / n, tally.any_gold / n, tally.size / n, abstain as f64 / n
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
