@@ -5,6 +5,10 @@
 
 mod build_time;
 mod ci;
+mod discovery_catalog;
+mod eval;
+mod fetch_model;
+mod index;
 mod lint;
 mod manifest;
 
@@ -35,6 +39,9 @@ commands:
   manifest [--out FILE]        print the discovery manifest of every linked ability
   manifest --check             fail when a contract changed without its version bump (CI)
   manifest --update            rewrite contracts.lock.json, refused while a bump is missing
+  fetch-model [--dir DIR]      download and verify the default embedding model
+  index [--tools F] [--skills D] [--check]   build (or check) the discovery index
+  eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
   lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)";
 
 fn main() -> ExitCode {
@@ -47,6 +54,9 @@ fn main() -> ExitCode {
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),
+        "index" => index::run(&rest),
+        "eval" => eval::run(&rest),
+        "fetch-model" => fetch_model::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
