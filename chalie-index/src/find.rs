@@ -13,11 +13,13 @@ use crate::vector;
 
 /// Cosine distance above which a vector neighbour is not returned.
 ///
-/// Tuned on the MetaTool and BFCL dev sets with all-MiniLM-L6-v2 (see the crate README):
-/// 0.60 keeps a gold tool within reach for nearly every query while a catalog without the
-/// gold tool still returns nothing for a share of queries; lower values trade recall for
-/// abstention, roughly linearly.
-pub const DEFAULT_CEILING: f32 = 0.60;
+/// Tuned on the MetaTool and BFCL dev sets with all-MiniLM-L6-v2 (table in the crate
+/// README). At 0.70 the returned set keeps 87 % (MetaTool) and 99 % (BFCL) of the raw
+/// ranking's recall@5, while a catalog without the gold tool returns nothing for 23 % and
+/// 3 % of the queries. MiniLM's distances between a request and an unrelated tool rarely
+/// exceed 0.8, so a ceiling cannot buy much abstention without losing recall: 0.60 abstains
+/// on 66 % of MetaTool's gold-free queries but drops recall@5 from 0.77 to 0.49.
+pub const DEFAULT_CEILING: f32 = 0.70;
 
 /// Which descriptors a search may return.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -40,6 +40,7 @@
 //! the embedder's identity; [`Index::open`] verifies all of it, so a damaged index fails
 //! with `index-corrupt` and an outdated one with `index-stale`, never with "nothing found".
 
+mod abilities;
 mod descriptor;
 mod embed;
 mod error;
@@ -49,6 +50,7 @@ mod keyword;
 mod manifest;
 mod vector;
 
+pub use abilities::{find_skills, find_tools};
 pub use descriptor::{Descriptor, MAX_NAME_LEN, Source, fingerprint, normalise_name};
 pub use embed::{Embedder, HashingEmbedder, MiniLm};
 pub use embed::{MINILM_DIR_NAME, MINILM_FILES};
