@@ -42,7 +42,9 @@ pub(crate) fn demo(args: &[String]) -> Outcome {
     cargo(&["run", "--quiet", "--locked", "--package", "quickstart"])
 }
 
-/// What both need before they start; idempotent.
+/// What both need before they start; idempotent (a second run checks the
+/// hashes and downloads nothing).
 fn prepare() -> Outcome {
-    Ok(())
+    println!("\n$ cargo xtask fetch-model");
+    crate::fetch_model::run(&[])
 }
