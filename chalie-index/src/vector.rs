@@ -46,9 +46,31 @@ pub(crate) fn write(dir: &Path, dimensions: usize, vectors: &[(u64, Vec<f32>)]) 
         reason: error.to_string(),
     };
     let index = UsearchIndex::new(&options(dimensions)).map_err(|e| write_error(&e))?;
-    index.reserve(vectors.len().max(1)).map_err(|e| write_error(&e))?;
-    for (key, vector) in vectors {
-        index.add(*key, vector).map_err(|e| write_error(&e))?;
+    // Graph insertion dominates a large build once embedding is done; usearch accepts
+    // concurrent adds once capacity and thread slots are reserved.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    index
+        .reserve_capacity_and_threads(vectors.len().max(1), threads)
+        .map_err(|e| write_error(&e))?;
+    let chunk = vectors.len().div_ceil(threads).max(1);
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = vectors
+            .chunks(chunk)
+            .map(|part| {
+                let index = &index;
+                scope.spawn(move || {
+                    part.iter()
+                        .find_map(|(key, vector)| index.add(*key, vector).err().map(|e| e.to_string()))
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .filter_map(|worker| worker.join().unwrap_or_else(|_| Some("an insert thread panicked".to_owned())))
+            .collect()
+    });
+    if let Some(failure) = failures.first() {
+        return Err(write_error(failure));
     }
     let path_text = path.to_str().ok_or_else(|| write_error(&"path is not UTF-8"))?;
     index.save(path_text).map_err(|e| write_error(&e))
