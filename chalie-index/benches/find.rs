@@ -11,20 +11,36 @@ use std::time::Duration;
 use chalie_index::{Descriptor, Embedder, FindOptions, HashingEmbedder, Index, MiniLm, Source};
 use criterion::{Criterion, criterion_main};
 
-const VERBS: [&str; 12] = ["get", "list", "create", "delete", "update", "search", "send", "read", "sync", "convert", "check", "plan"];
-const NOUNS: [&str; 16] = ["file", "email", "invoice", "weather", "calendar", "ticket", "photo", "repo", "order", "flight", "note", "user", "report", "song", "map", "price"];
-const WORDS: [&str; 24] = ["city", "today", "project", "team", "budget", "customer", "draft", "archive", "public", "private", "weekly", "summary", "latest", "shared", "travel", "account", "backup", "image", "audio", "message", "record", "status", "history", "folder"];
+const VERBS: [&str; 12] = [
+    "get", "list", "create", "delete", "update", "search", "send", "read", "sync", "convert",
+    "check", "plan",
+];
+const NOUNS: [&str; 16] = [
+    "file", "email", "invoice", "weather", "calendar", "ticket", "photo", "repo", "order",
+    "flight", "note", "user", "report", "song", "map", "price",
+];
+const WORDS: [&str; 24] = [
+    "city", "today", "project", "team", "budget", "customer", "draft", "archive", "public",
+    "private", "weekly", "summary", "latest", "shared", "travel", "account", "backup", "image",
+    "audio", "message", "record", "status", "history", "folder",
+];
 
 /// Deterministic word picker (an LCG), so every run benches the same catalog.
 struct Words(u64);
 
 impl Words {
     fn next(&mut self, list: &[&'static str]) -> &'static str {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         list[((self.0 >> 33) as usize) % list.len()]
     }
     fn phrase(&mut self, length: usize) -> String {
-        (0..length).map(|_| self.next(&WORDS)).collect::<Vec<_>>().join(" ")
+        (0..length)
+            .map(|_| self.next(&WORDS))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -36,7 +52,9 @@ fn catalog(count: usize, examples: usize) -> Vec<Descriptor> {
             Descriptor {
                 name: format!("{verb}_{noun}_{i}"),
                 summary: format!("{verb} the {noun} for the {}", words.phrase(8)),
-                examples: (0..examples).map(|_| format!("{verb} my {noun} {}", words.phrase(5))).collect(),
+                examples: (0..examples)
+                    .map(|_| format!("{verb} my {noun} {}", words.phrase(5)))
+                    .collect(),
                 tooltip: String::new(),
                 source: Source::Local,
                 toolset: "bench".into(),
@@ -47,9 +65,13 @@ fn catalog(count: usize, examples: usize) -> Vec<Descriptor> {
 }
 
 fn entries() -> Vec<String> {
-    ["find the weather for my travel city", "send the weekly report to the team", "delete old photo backups"]
-        .map(String::from)
-        .to_vec()
+    [
+        "find the weather for my travel city",
+        "send the weekly report to the team",
+        "delete old photo backups",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 fn built(dir: &Path, descriptors: &[Descriptor], embedder: &Arc<dyn Embedder>) -> Index {
@@ -60,7 +82,10 @@ fn built(dir: &Path, descriptors: &[Descriptor], embedder: &Arc<dyn Embedder>) -
 fn engine(c: &mut Criterion) {
     let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(384));
     let mut group = c.benchmark_group("engine");
-    group.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(300));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(300));
     for count in [1_000, 10_000] {
         let dir = tempfile::tempdir().expect("tempdir");
         let descriptors = catalog(count, 8);
@@ -92,7 +117,10 @@ fn with_model(c: &mut Criterion) {
     };
     let embedder: Arc<dyn Embedder> = Arc::new(model);
     let mut group = c.benchmark_group("minilm");
-    group.sample_size(10).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
     // Summaries only: embedding 8,000 examples would make the bench itself take minutes.
     let dir = tempfile::tempdir().expect("tempdir");
     let index = built(dir.path(), &catalog(1_000, 0), &embedder);
@@ -114,4 +142,3 @@ mod group {
     criterion::criterion_group!(benches, super::engine, super::with_model);
 }
 criterion_main!(group::benches);
-

@@ -26,12 +26,18 @@ fn body(outcome: &FindOutcome) -> Value {
 /// `{"injected":[{"name","summary"}],"not_found":[entries]}` (plus `ambiguous` when any).
 /// The caller activates the injected names for the rest of the turn.
 pub async fn find_tools(index: &Index, queries: &[String]) -> Result<Value, IndexError> {
-    let options = FindOptions { scope: Scope::Abilities, ..FindOptions::default() };
+    let options = FindOptions {
+        scope: Scope::Abilities,
+        ..FindOptions::default()
+    };
     Ok(body(&index.find(queries, &options)?))
 }
 
 /// Skill playbooks for each query entry, in the same shape as [`find_tools`].
 pub async fn find_skills(index: &Index, queries: &[String]) -> Result<Value, IndexError> {
-    let options = FindOptions { scope: Scope::Skills, ..FindOptions::default() };
+    let options = FindOptions {
+        scope: Scope::Skills,
+        ..FindOptions::default()
+    };
     Ok(body(&index.find(queries, &options)?))
 }

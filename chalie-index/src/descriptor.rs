@@ -92,11 +92,15 @@ pub(crate) fn validate(descriptor: &Descriptor) -> Result<(), IndexError> {
     }
     let well_formed = name.split('_').enumerate().all(|(position, segment)| {
         !segment.is_empty()
-            && segment.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            && segment
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
             && (position > 0 || segment.as_bytes()[0].is_ascii_lowercase())
     });
     if !well_formed {
-        return Err(invalid("names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`"));
+        return Err(invalid(
+            "names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`",
+        ));
     }
     if descriptor.summary.trim().is_empty() {
         return Err(invalid("the summary is empty; the model reads it"));
@@ -140,7 +144,11 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 /// The prose embedded for a descriptor's first vector: its name split into words, then its
 /// summary. Names often carry the only domain word ("weather") that a terse summary lacks.
 pub(crate) fn summary_text(descriptor: &Descriptor) -> String {
-    format!("{}: {}", descriptor.name.replace('_', " "), descriptor.summary)
+    format!(
+        "{}: {}",
+        descriptor.name.replace('_', " "),
+        descriptor.summary
+    )
 }
 
 #[cfg(test)]

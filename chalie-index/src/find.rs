@@ -130,7 +130,12 @@ impl Index {
 
     fn hit(&self, ordinal: usize, rung: Rung, distance: Option<f32>) -> Hit {
         let entry = &self.entries[ordinal];
-        Hit { name: entry.qualified.clone(), summary: entry.summary.clone(), rung, distance }
+        Hit {
+            name: entry.qualified.clone(),
+            summary: entry.summary.clone(),
+            rung,
+            distance,
+        }
     }
 
     /// Rung 1: the entry is a name. A qualified `server__name` pins one tool; a bare name
@@ -155,7 +160,11 @@ impl Index {
         match owners.as_slice() {
             [] => Resolution::Pending,
             [only] => Resolution::Hits(vec![self.hit(*only, Rung::Exact, None)]),
-            many => Resolution::Ambiguous(many.iter().map(|&o| self.entries[o].qualified.clone()).collect()),
+            many => Resolution::Ambiguous(
+                many.iter()
+                    .map(|&o| self.entries[o].qualified.clone())
+                    .collect(),
+            ),
         }
     }
 
@@ -178,29 +187,47 @@ impl Index {
 
     /// Nearest descriptors to `query` (a unit vector), best first, each with the distance
     /// of its closest vector (max-sim over summary and examples). No ceiling applied.
-    pub(crate) fn nearest_to(&self, query: &[f32], count: usize, options: &FindOptions) -> Result<Vec<(usize, f32)>, IndexError> {
+    pub(crate) fn nearest_to(
+        &self,
+        query: &[f32],
+        count: usize,
+        options: &FindOptions,
+    ) -> Result<Vec<(usize, f32)>, IndexError> {
         // Each descriptor may fill up to `max_vectors` slots of the neighbour list.
         let fetch = count.saturating_mul(self.max_vectors).max(count);
-        let neighbours = self.prose.search(query, fetch, |key| self.admitted(vector::ordinal_of(key), options))?;
+        let neighbours = self.prose.search(query, fetch, |key| {
+            self.admitted(vector::ordinal_of(key), options)
+        })?;
         let mut best: BTreeMap<usize, f32> = BTreeMap::new();
         for (key, distance) in neighbours {
             let slot = best.entry(vector::ordinal_of(key)).or_insert(f32::INFINITY);
             *slot = slot.min(distance);
         }
-        let mut ranked: Vec<(usize, f32)> = best.into_iter().filter(|(o, _)| *o < self.entries.len()).collect();
+        let mut ranked: Vec<(usize, f32)> = best
+            .into_iter()
+            .filter(|(o, _)| *o < self.entries.len())
+            .collect();
         ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
         ranked.truncate(count);
         Ok(ranked)
     }
 
     /// Runs the cascade for every entry independently and merges the results.
-    pub fn find(&self, entries: &[String], options: &FindOptions) -> Result<FindOutcome, IndexError> {
+    pub fn find(
+        &self,
+        entries: &[String],
+        options: &FindOptions,
+    ) -> Result<FindOutcome, IndexError> {
         let mut resolutions = Vec::with_capacity(entries.len());
         for entry in entries {
             let resolution = match self.exact(entry, options) {
                 Resolution::Pending => {
                     let hits = self.keyword(entry, options)?;
-                    if hits.is_empty() { Resolution::Pending } else { Resolution::Hits(hits) }
+                    if hits.is_empty() {
+                        Resolution::Pending
+                    } else {
+                        Resolution::Hits(hits)
+                    }
                 }
                 settled => settled,
             };
@@ -220,7 +247,10 @@ impl Index {
             self.embedder.embed_batch(&pending)?
         }
         .into_iter();
-        for resolution in resolutions.iter_mut().filter(|r| matches!(r, Resolution::Pending)) {
+        for resolution in resolutions
+            .iter_mut()
+            .filter(|r| matches!(r, Resolution::Pending))
+        {
             let Some(query) = vectors.next() else { break };
             let hits: Vec<Hit> = self
                 .nearest_to(&query, options.per_entry, options)?
@@ -240,9 +270,10 @@ impl Index {
                 Resolution::Hits(hits) => outcome
                     .injected
                     .extend(hits.into_iter().filter(|hit| seen.insert(hit.name.clone()))),
-                Resolution::Ambiguous(candidates) => {
-                    outcome.ambiguous.push(Ambiguity { entry: entry.clone(), candidates })
-                }
+                Resolution::Ambiguous(candidates) => outcome.ambiguous.push(Ambiguity {
+                    entry: entry.clone(),
+                    candidates,
+                }),
                 Resolution::Pending => outcome.not_found.push(entry.clone()),
             }
         }
@@ -251,7 +282,12 @@ impl Index {
 
     /// The raw vector ranking for `text`: nearest descriptors with distances, no ceiling,
     /// no other rung. For evaluation and diagnostics.
-    pub fn nearest(&self, text: &str, count: usize, options: &FindOptions) -> Result<Vec<(String, f32)>, IndexError> {
+    pub fn nearest(
+        &self,
+        text: &str,
+        count: usize,
+        options: &FindOptions,
+    ) -> Result<Vec<(String, f32)>, IndexError> {
         let query = self
             .embedder
             .embed_batch(&[text])?

@@ -108,12 +108,18 @@ fn remove_artifacts(dir: &Path) -> Result<(), IndexError> {
     for file in [MANIFEST_FILE, ENTRIES_FILE, PROSE_FILE] {
         let path = dir.join(file);
         if path.exists() {
-            std::fs::remove_file(&path).map_err(|e| IndexError::Write { path, reason: e.to_string() })?;
+            std::fs::remove_file(&path).map_err(|e| IndexError::Write {
+                path,
+                reason: e.to_string(),
+            })?;
         }
     }
     let names = dir.join(NAMES_DIR);
     if names.exists() {
-        std::fs::remove_dir_all(&names).map_err(|e| IndexError::Write { path: names, reason: e.to_string() })?;
+        std::fs::remove_dir_all(&names).map_err(|e| IndexError::Write {
+            path: names,
+            reason: e.to_string(),
+        })?;
     }
     Ok(())
 }
@@ -142,16 +148,26 @@ impl Index {
             });
         }
         let mut embedded: Vec<Vec<f32>> = Vec::with_capacity(unique.len());
-        progress(BuildProgress { stage: BuildStage::Embedding, done: 0, total: unique.len() });
+        progress(BuildProgress {
+            stage: BuildStage::Embedding,
+            done: 0,
+            total: unique.len(),
+        });
         for batch in unique.chunks(BUILD_BATCH) {
             let vectors = embedder.embed_batch(batch)?;
-            if vectors.len() != batch.len() || vectors.iter().any(|v| v.len() != embedder.dimensions()) {
+            if vectors.len() != batch.len()
+                || vectors.iter().any(|v| v.len() != embedder.dimensions())
+            {
                 return Err(IndexError::Embed(crate::EmbedError::Inference(
                     "the embedder returned vectors of the wrong count or length".to_owned(),
                 )));
             }
             embedded.extend(vectors);
-            progress(BuildProgress { stage: BuildStage::Embedding, done: embedded.len(), total: unique.len() });
+            progress(BuildProgress {
+                stage: BuildStage::Embedding,
+                done: embedded.len(),
+                total: unique.len(),
+            });
         }
 
         let mut keyed = Vec::new();
@@ -171,20 +187,30 @@ impl Index {
             });
         }
 
-        std::fs::create_dir_all(out_dir)
-            .map_err(|e| IndexError::Write { path: out_dir.to_owned(), reason: e.to_string() })?;
+        std::fs::create_dir_all(out_dir).map_err(|e| IndexError::Write {
+            path: out_dir.to_owned(),
+            reason: e.to_string(),
+        })?;
         remove_artifacts(out_dir)?;
-        let writing = |done| BuildProgress { stage: BuildStage::Writing, done, total: 3 };
+        let writing = |done| BuildProgress {
+            stage: BuildStage::Writing,
+            done,
+            total: 3,
+        };
         let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
         keyword::write(out_dir, &names)?;
         progress(writing(1));
         vector::write(out_dir, embedder.dimensions(), &keyed)?;
         progress(writing(2));
         let entries_path = out_dir.join(ENTRIES_FILE);
-        let entries_json = serde_json::to_vec(&entries)
-            .map_err(|e| IndexError::Write { path: entries_path.clone(), reason: e.to_string() })?;
-        std::fs::write(&entries_path, entries_json)
-            .map_err(|e| IndexError::Write { path: entries_path, reason: e.to_string() })?;
+        let entries_json = serde_json::to_vec(&entries).map_err(|e| IndexError::Write {
+            path: entries_path.clone(),
+            reason: e.to_string(),
+        })?;
+        std::fs::write(&entries_path, entries_json).map_err(|e| IndexError::Write {
+            path: entries_path,
+            reason: e.to_string(),
+        })?;
 
         let (chalie_index_version, tantivy_version, usearch_version) = manifest::running_versions();
         let mut manifest = Manifest {
@@ -221,34 +247,68 @@ impl Index {
         let entries: Vec<StoredEntry> = serde_json::from_slice(artifact(ENTRIES_FILE)?)
             .map_err(|e| corrupt(&entries_path, e))?;
         if entries.len() != manifest.descriptor_count {
-            return Err(corrupt(&entries_path, "descriptor count differs from the manifest"));
+            return Err(corrupt(
+                &entries_path,
+                "descriptor count differs from the manifest",
+            ));
         }
-        let prose = ProseIndex::from_bytes(dir, artifact(PROSE_FILE)?, embedder.dimensions(), manifest.vector_count)?;
-        if !contents.keys().any(|k| k.starts_with(&format!("{NAMES_DIR}/"))) {
-            return Err(corrupt(&dir.join(NAMES_DIR), "the manifest lists no keyword index files"));
+        let prose = ProseIndex::from_bytes(
+            dir,
+            artifact(PROSE_FILE)?,
+            embedder.dimensions(),
+            manifest.vector_count,
+        )?;
+        if !contents
+            .keys()
+            .any(|k| k.starts_with(&format!("{NAMES_DIR}/")))
+        {
+            return Err(corrupt(
+                &dir.join(NAMES_DIR),
+                "the manifest lists no keyword index files",
+            ));
         }
         let names = NameIndex::open(dir)?;
 
         let mut by_bare: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_qualified = HashMap::new();
         for (ordinal, entry) in entries.iter().enumerate() {
-            by_bare.entry(normalise_name(&entry.name)).or_default().push(ordinal);
+            by_bare
+                .entry(normalise_name(&entry.name))
+                .or_default()
+                .push(ordinal);
             by_qualified.insert(entry.qualified.clone(), ordinal);
         }
         let max_vectors = entries.iter().map(|e| e.vectors).max().unwrap_or(1);
-        Ok(Index { manifest, entries, names, prose, embedder, by_bare, by_qualified, max_vectors })
+        Ok(Index {
+            manifest,
+            entries,
+            names,
+            prose,
+            embedder,
+            by_bare,
+            by_qualified,
+            max_vectors,
+        })
     }
 
     /// Like [`Index::open`], and also fails with `index-stale` unless the index was built
     /// from exactly `descriptors`.
-    pub fn open_checked(dir: &Path, embedder: Arc<dyn Embedder>, descriptors: &[Descriptor]) -> Result<Index, IndexError> {
+    pub fn open_checked(
+        dir: &Path,
+        embedder: Arc<dyn Embedder>,
+        descriptors: &[Descriptor],
+    ) -> Result<Index, IndexError> {
         check_fingerprint(&Manifest::read(dir)?, descriptors)?;
         Index::open(dir, embedder)
     }
 
     /// Compares the manifest at `dir` with what a build from `descriptors` with `embedder`
     /// would record, without loading the artifacts. This is `cargo xtask index --check`.
-    pub fn check(dir: &Path, descriptors: &[Descriptor], embedder: &dyn Embedder) -> Result<Manifest, IndexError> {
+    pub fn check(
+        dir: &Path,
+        descriptors: &[Descriptor],
+        embedder: &dyn Embedder,
+    ) -> Result<Manifest, IndexError> {
         let manifest = Manifest::read(dir)?;
         manifest.check_compatible(embedder)?;
         check_fingerprint(&manifest, descriptors)?;
@@ -278,7 +338,10 @@ fn check_fingerprint(manifest: &Manifest, descriptors: &[Descriptor]) -> Result<
         return Err(IndexError::Stale {
             reason: format!(
                 "the descriptors changed since the build (fingerprint {} in the manifest, {} now)",
-                &manifest.descriptors_fingerprint.get(..12).unwrap_or_default(),
+                &manifest
+                    .descriptors_fingerprint
+                    .get(..12)
+                    .unwrap_or_default(),
                 current.get(..12).unwrap_or_default()
             ),
         });

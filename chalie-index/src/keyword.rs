@@ -31,7 +31,10 @@ fn schema() -> (Schema, Field, Field) {
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(TOKENIZER)
         .set_index_option(IndexRecordOption::WithFreqs);
-    let name = builder.add_text_field(NAME_FIELD, TextOptions::default().set_indexing_options(indexing));
+    let name = builder.add_text_field(
+        NAME_FIELD,
+        TextOptions::default().set_indexing_options(indexing),
+    );
     let ordinal = builder.add_u64_field(ORDINAL_FIELD, NumericOptions::default().set_stored());
     (builder.build(), name, ordinal)
 }
@@ -99,7 +102,11 @@ impl NameIndex {
     }
 
     /// Ordinals of names sharing trigrams with `normalised`, best BM25 first.
-    pub(crate) fn candidates(&self, normalised: &str, limit: usize) -> Result<Vec<usize>, IndexError> {
+    pub(crate) fn candidates(
+        &self,
+        normalised: &str,
+        limit: usize,
+    ) -> Result<Vec<usize>, IndexError> {
         let mut analyzer = self.analyzer.clone();
         let mut stream = analyzer.token_stream(normalised);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -121,7 +128,10 @@ impl NameIndex {
         let mut ordinals = Vec::with_capacity(top.len());
         for (_score, address) in top {
             let document: TantivyDocument = searcher.doc(address).map_err(search_error)?;
-            if let Some(ordinal) = document.get_first(self.ordinal_field).and_then(|v| v.as_u64()) {
+            if let Some(ordinal) = document
+                .get_first(self.ordinal_field)
+                .and_then(|v| v.as_u64())
+            {
                 ordinals.push(ordinal as usize);
             }
         }
@@ -138,7 +148,10 @@ impl NameIndex {
 /// catalog of ten names and of ten thousand.
 pub fn segment_gate(normalised_query: &str, name: &str) -> bool {
     let segments: Vec<&str> = name.split('_').filter(|s| !s.is_empty()).collect();
-    let mut tokens = normalised_query.split('_').filter(|t| !t.is_empty()).peekable();
+    let mut tokens = normalised_query
+        .split('_')
+        .filter(|t| !t.is_empty())
+        .peekable();
     if tokens.peek().is_none() {
         return false;
     }

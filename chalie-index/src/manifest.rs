@@ -82,7 +82,11 @@ impl Manifest {
     fn self_hash(&self) -> String {
         let mut unsealed = self.clone();
         unsealed.self_sha256.clear();
-        sha256_hex(serde_json::to_string(&unsealed).unwrap_or_default().as_bytes())
+        sha256_hex(
+            serde_json::to_string(&unsealed)
+                .unwrap_or_default()
+                .as_bytes(),
+        )
     }
 
     /// Writes the manifest, sealed with its own hash.
@@ -114,7 +118,10 @@ impl Manifest {
         let manifest: Manifest =
             serde_json::from_slice(&bytes).map_err(|error| corrupt(&path, error))?;
         if manifest.self_sha256 != manifest.self_hash() {
-            return Err(corrupt(&path, "the manifest does not match its own checksum"));
+            return Err(corrupt(
+                &path,
+                "the manifest does not match its own checksum",
+            ));
         }
         Ok(manifest)
     }

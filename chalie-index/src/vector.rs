@@ -39,7 +39,11 @@ fn options(dimensions: usize) -> IndexOptions {
 }
 
 /// Writes `vectors` (key, vector) to `dir/prose.usearch`.
-pub(crate) fn write(dir: &Path, dimensions: usize, vectors: &[(u64, Vec<f32>)]) -> Result<(), IndexError> {
+pub(crate) fn write(
+    dir: &Path,
+    dimensions: usize,
+    vectors: &[(u64, Vec<f32>)],
+) -> Result<(), IndexError> {
     let path = dir.join(PROSE_FILE);
     let write_error = |error: &dyn std::fmt::Display| IndexError::Write {
         path: path.clone(),
@@ -48,7 +52,9 @@ pub(crate) fn write(dir: &Path, dimensions: usize, vectors: &[(u64, Vec<f32>)]) 
     let index = UsearchIndex::new(&options(dimensions)).map_err(|e| write_error(&e))?;
     // Graph insertion dominates a large build once embedding is done; usearch accepts
     // concurrent adds once capacity and thread slots are reserved.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
     index
         .reserve_capacity_and_threads(vectors.len().max(1), threads)
         .map_err(|e| write_error(&e))?;
@@ -59,20 +65,27 @@ pub(crate) fn write(dir: &Path, dimensions: usize, vectors: &[(u64, Vec<f32>)]) 
             .map(|part| {
                 let index = &index;
                 scope.spawn(move || {
-                    part.iter()
-                        .find_map(|(key, vector)| index.add(*key, vector).err().map(|e| e.to_string()))
+                    part.iter().find_map(|(key, vector)| {
+                        index.add(*key, vector).err().map(|e| e.to_string())
+                    })
                 })
             })
             .collect();
         workers
             .into_iter()
-            .filter_map(|worker| worker.join().unwrap_or_else(|_| Some("an insert thread panicked".to_owned())))
+            .filter_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| Some("an insert thread panicked".to_owned()))
+            })
             .collect()
     });
     if let Some(failure) = failures.first() {
         return Err(write_error(failure));
     }
-    let path_text = path.to_str().ok_or_else(|| write_error(&"path is not UTF-8"))?;
+    let path_text = path
+        .to_str()
+        .ok_or_else(|| write_error(&"path is not UTF-8"))?;
     index.save(path_text).map_err(|e| write_error(&e))
 }
 
@@ -83,16 +96,27 @@ pub(crate) struct ProseIndex {
 
 impl ProseIndex {
     /// Loads the index from bytes the caller has already checksummed.
-    pub(crate) fn from_bytes(dir: &Path, bytes: &[u8], dimensions: usize, expected: usize) -> Result<ProseIndex, IndexError> {
+    pub(crate) fn from_bytes(
+        dir: &Path,
+        bytes: &[u8],
+        dimensions: usize,
+        expected: usize,
+    ) -> Result<ProseIndex, IndexError> {
         let path = dir.join(PROSE_FILE);
         let index = UsearchIndex::new(&options(dimensions)).map_err(|e| corrupt(&path, e))?;
         if expected > 0 {
-            index.load_from_buffer(bytes).map_err(|e| corrupt(&path, e))?;
+            index
+                .load_from_buffer(bytes)
+                .map_err(|e| corrupt(&path, e))?;
         }
         if index.size() != expected || (expected > 0 && index.dimensions() != dimensions) {
             return Err(corrupt(
                 &path,
-                format!("holds {} vectors of {} dims, the manifest says {expected} of {dimensions}", index.size(), index.dimensions()),
+                format!(
+                    "holds {} vectors of {} dims, the manifest says {expected} of {dimensions}",
+                    index.size(),
+                    index.dimensions()
+                ),
             ));
         }
         // A wider beam than the default: recall matters more than microseconds here.
@@ -101,7 +125,12 @@ impl ProseIndex {
     }
 
     /// Up to `count` nearest vectors accepted by `keep`, as (key, cosine distance).
-    pub(crate) fn search(&self, query: &[f32], count: usize, keep: impl Fn(u64) -> bool) -> Result<Vec<(u64, f32)>, IndexError> {
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        count: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
         if self.index.size() == 0 || count == 0 {
             return Ok(Vec::new());
         }

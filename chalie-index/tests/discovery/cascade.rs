@@ -8,7 +8,9 @@ use crate::support::{build, catalog, entries};
 fn exact_name_is_pinned_after_normalisation() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
-    let outcome = index.find(&entries(&["Web-Search"]), &FindOptions::default()).expect("find");
+    let outcome = index
+        .find(&entries(&["Web-Search"]), &FindOptions::default())
+        .expect("find");
     assert_eq!(outcome.injected.len(), 1);
     assert_eq!(outcome.injected[0].name, "web_search");
     assert_eq!(outcome.injected[0].rung, Rung::Exact);
@@ -18,7 +20,9 @@ fn exact_name_is_pinned_after_normalisation() {
 fn keyword_matches_whole_segments() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
-    let outcome = index.find(&entries(&["search"]), &FindOptions::default()).expect("find");
+    let outcome = index
+        .find(&entries(&["search"]), &FindOptions::default())
+        .expect("find");
     assert_eq!(outcome.injected[0].name, "web_search");
     assert_eq!(outcome.injected[0].rung, Rung::Keyword);
 }
@@ -27,9 +31,18 @@ fn keyword_matches_whole_segments() {
 fn keyword_rejects_incidental_substrings() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
-    let options = FindOptions { ceiling: 0.0, ..FindOptions::default() };
+    let options = FindOptions {
+        ceiling: 0.0,
+        ..FindOptions::default()
+    };
     let outcome = index.find(&entries(&["all"]), &options).expect("find");
-    assert!(outcome.injected.iter().all(|hit| hit.name != "review_tool_calls"), "{outcome:?}");
+    assert!(
+        outcome
+            .injected
+            .iter()
+            .all(|hit| hit.name != "review_tool_calls"),
+        "{outcome:?}"
+    );
     assert_eq!(outcome.not_found, entries(&["all"]));
 }
 
@@ -37,13 +50,17 @@ fn keyword_rejects_incidental_substrings() {
 fn bare_name_of_two_sources_is_ambiguous() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
-    let outcome = index.find(&entries(&["read_file"]), &FindOptions::default()).expect("find");
+    let outcome = index
+        .find(&entries(&["read_file"]), &FindOptions::default())
+        .expect("find");
     assert!(outcome.injected.is_empty());
     assert_eq!(outcome.ambiguous.len(), 1);
     let mut candidates = outcome.ambiguous[0].candidates.clone();
     candidates.sort();
     assert_eq!(candidates, entries(&["github__read_file", "read_file"]));
-    let pinned = index.find(&entries(&["github__read_file"]), &FindOptions::default()).expect("find");
+    let pinned = index
+        .find(&entries(&["github__read_file"]), &FindOptions::default())
+        .expect("find");
     assert_eq!(pinned.injected[0].name, "github__read_file");
 }
 
@@ -51,11 +68,24 @@ fn bare_name_of_two_sources_is_ambiguous() {
 fn non_discoverable_never_surfaces() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
-    let options = FindOptions { ceiling: 2.0, per_entry: 100, ..FindOptions::default() };
+    let options = FindOptions {
+        ceiling: 2.0,
+        per_entry: 100,
+        ..FindOptions::default()
+    };
     let outcome = index
-        .find(&entries(&["secret_admin", "admin", "deletes every user account"]), &options)
+        .find(
+            &entries(&["secret_admin", "admin", "deletes every user account"]),
+            &options,
+        )
         .expect("find");
-    assert!(outcome.injected.iter().all(|hit| hit.name != "secret_admin"), "{outcome:?}");
+    assert!(
+        outcome
+            .injected
+            .iter()
+            .all(|hit| hit.name != "secret_admin"),
+        "{outcome:?}"
+    );
     let manifest = std::fs::read_to_string(dir.path().join("descriptors.json")).expect("read");
     assert!(!manifest.contains("secret_admin"));
 }
@@ -64,11 +94,24 @@ fn non_discoverable_never_surfaces() {
 fn vector_rung_and_union_over_entries() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
-    let options = FindOptions { ceiling: 0.9, ..FindOptions::default() };
+    let options = FindOptions {
+        ceiling: 0.9,
+        ..FindOptions::default()
+    };
     let outcome = index
-        .find(&entries(&["forecast for my city", "weather", "nothing matches zzz"]), &options)
+        .find(
+            &entries(&["forecast for my city", "weather", "nothing matches zzz"]),
+            &options,
+        )
         .expect("find");
-    assert_eq!(outcome.injected.iter().filter(|hit| hit.name == "weather").count(), 1);
+    assert_eq!(
+        outcome
+            .injected
+            .iter()
+            .filter(|hit| hit.name == "weather")
+            .count(),
+        1
+    );
     assert_eq!(outcome.injected[0].rung, Rung::Vector);
     assert_eq!(outcome.not_found, entries(&["nothing matches zzz"]));
 }
@@ -92,9 +135,11 @@ fn find_tools_body_and_scopes() {
         }
     };
     let queries = entries(&["weather", "deploy_service"]);
-    let tools: serde_json::Value = run(Box::pin(chalie_index::find_tools(&index, &queries))).expect("find_tools");
+    let tools: serde_json::Value =
+        run(Box::pin(chalie_index::find_tools(&index, &queries))).expect("find_tools");
     assert_eq!(tools["injected"][0]["name"], "weather");
     assert_eq!(tools["not_found"], serde_json::json!(["deploy_service"]));
-    let skills: serde_json::Value = run(Box::pin(chalie_index::find_skills(&index, &queries))).expect("find_skills");
+    let skills: serde_json::Value =
+        run(Box::pin(chalie_index::find_skills(&index, &queries))).expect("find_skills");
     assert_eq!(skills["injected"][0]["name"], "deploy_service");
 }

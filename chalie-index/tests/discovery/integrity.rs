@@ -11,7 +11,10 @@ fn manifest_round_trips() {
     let read = Manifest::read(dir.path()).expect("manifest");
     assert_eq!(&read, index.manifest());
     assert_eq!(read.descriptor_count, 5);
-    assert_eq!(read.descriptors_fingerprint, chalie_index::fingerprint(&catalog()));
+    assert_eq!(
+        read.descriptors_fingerprint,
+        chalie_index::fingerprint(&catalog())
+    );
     assert!(read.files.contains_key("prose.usearch"));
     assert!(read.files.contains_key("descriptors.json"));
     assert!(read.files.keys().any(|k| k.starts_with("names/")));
@@ -57,15 +60,24 @@ fn another_embedder_is_stale_and_missing_index_is_reported() {
     let dir = tempfile::tempdir().expect("tempdir");
     build(dir.path(), &catalog());
     let other = std::sync::Arc::new(chalie_index::HashingEmbedder::new(64));
-    assert_eq!(Index::open(dir.path(), other).expect_err("stale").code(), "index-stale");
+    assert_eq!(
+        Index::open(dir.path(), other).expect_err("stale").code(),
+        "index-stale"
+    );
     let empty = tempfile::tempdir().expect("tempdir");
-    assert_eq!(Index::open(empty.path(), embedder()).expect_err("missing").code(), "index-missing");
+    assert_eq!(
+        Index::open(empty.path(), embedder())
+            .expect_err("missing")
+            .code(),
+        "index-missing"
+    );
 }
 
 #[test]
 fn invalid_names_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = vec![local("files.read", "Read files")];
-    let error = Index::build(&bad, embedder().as_ref(), dir.path(), &mut |_| {}).expect_err("invalid");
+    let error =
+        Index::build(&bad, embedder().as_ref(), dir.path(), &mut |_| {}).expect_err("invalid");
     assert_eq!(error.code(), "invalid-descriptor");
 }

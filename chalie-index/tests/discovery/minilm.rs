@@ -9,7 +9,9 @@ use crate::support::{entries, local};
 
 fn model() -> MiniLm {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = std::env::var_os("CHALIE_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| MiniLm::default_dir(&root));
+    let dir = std::env::var_os("CHALIE_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| MiniLm::default_dir(&root));
     MiniLm::load(&dir).expect("model files; run `cargo xtask fetch-model` first")
 }
 
@@ -21,7 +23,11 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 fn paraphrases_are_closer_than_unrelated_text() {
     let model = model();
     let vectors = model
-        .embed_batch(&["how is the weather in Paris", "what's the forecast for Paris today", "compile a Rust crate"])
+        .embed_batch(&[
+            "how is the weather in Paris",
+            "what's the forecast for Paris today",
+            "compile a Rust crate",
+        ])
         .expect("embed");
     assert_eq!(vectors[0].len(), 384);
     let norm = cosine(&vectors[0], &vectors[0]);
@@ -42,7 +48,13 @@ fn weather_question_finds_weather() {
     Index::build(&catalog, embedder.as_ref(), dir.path(), &mut |_| {}).expect("build");
     let index = Index::open(dir.path(), embedder).expect("open");
     let outcome = index
-        .find(&entries(&["is there a way to check the weather in another city"]), &FindOptions::default())
+        .find(
+            &entries(&["is there a way to check the weather in another city"]),
+            &FindOptions::default(),
+        )
         .expect("find");
-    assert!(outcome.injected.iter().any(|hit| hit.name == "weather"), "{outcome:?}");
+    assert!(
+        outcome.injected.iter().any(|hit| hit.name == "weather"),
+        "{outcome:?}"
+    );
 }

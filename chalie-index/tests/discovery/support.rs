@@ -18,7 +18,12 @@ pub fn local(name: &str, summary: &str) -> Descriptor {
 }
 
 pub fn external(server: &str, name: &str, summary: &str) -> Descriptor {
-    Descriptor { source: Source::External { server: server.into() }, ..local(name, summary) }
+    Descriptor {
+        source: Source::External {
+            server: server.into(),
+        },
+        ..local(name, summary)
+    }
 }
 
 pub fn catalog() -> Vec<Descriptor> {
