@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
 use crate::ability::Ability;
@@ -36,39 +35,7 @@ impl OutputEntry {
 /// The inlined JSON Schema of `T` as an output: no `$ref`, `$defs`,
 /// `$schema` or `title`, so it can be published as an MCP `outputSchema`.
 pub fn output_schema_of<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    tidy(&mut schema);
-    schema
-}
-
-fn tidy(schema: &mut Value) {
-    match schema {
-        Value::Object(map) => {
-            for key in ["$schema", "$defs", "definitions", "title"] {
-                map.remove(key);
-            }
-            if map.contains_key("$ref") {
-                // Recursive types cannot be inlined; publish a plain object.
-                map.clear();
-                map.insert("type".into(), "object".into());
-                return;
-            }
-            for (key, value) in map.iter_mut() {
-                match (key.as_str(), value) {
-                    // Property names are data: tidy their schemas only.
-                    ("properties", Value::Object(properties)) => {
-                        properties.values_mut().for_each(tidy)
-                    }
-                    (_, value) => tidy(value),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(tidy),
-        _ => {}
-    }
+    crate::params::inlined_schema_for::<T>(crate::params::Closed::No)
 }
 
 /// Ability name → the JSON Schema of its success body.

@@ -9,6 +9,7 @@ mod types;
 
 pub use error::{ParamError, ParamErrors, Problem};
 pub use schemars_type::Schemars;
+pub(crate) use schemars_type::{Closed, inlined_schema_for};
 pub use types::Bounded;
 
 #[doc(hidden)]

@@ -19,12 +19,7 @@ pub struct Schemars<T>(pub T);
 
 impl<T: JsonSchema + DeserializeOwned> ParamType for Schemars<T> {
     fn schema() -> Value {
-        let generator = SchemaSettings::draft2020_12()
-            .with(|settings| settings.inline_subschemas = true)
-            .into_generator();
-        let mut schema = generator.into_root_schema_for::<T>().to_value();
-        tidy(&mut schema);
-        schema
+        inlined_schema_for::<T>(Closed::Yes)
     }
 
     fn parse(value: &Value, path: &str) -> Result<Self, ParamErrors> {
@@ -34,7 +29,27 @@ impl<T: JsonSchema + DeserializeOwned> ParamType for Schemars<T> {
     }
 }
 
-fn tidy(schema: &mut Value) {
+/// Whether every object of an inlined schema gets `additionalProperties:
+/// false`: yes for inputs (providers demand it), no for outputs (readers
+/// must tolerate additions).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closed {
+    Yes,
+    No,
+}
+
+/// The schemars schema of `T`, inlined: no `$ref`, `$defs`, `$schema` or
+/// `title`; a recursive type becomes a plain object.
+pub(crate) fn inlined_schema_for<T: JsonSchema>(closed: Closed) -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    tidy(&mut schema, closed);
+    schema
+}
+
+fn tidy(schema: &mut Value, closed: Closed) {
     match schema {
         Value::Object(map) => {
             for key in ["$schema", "$defs", "definitions", "title"] {
@@ -45,7 +60,7 @@ fn tidy(schema: &mut Value) {
                 map.insert("type".into(), "object".into());
                 return;
             }
-            if map.get("type").and_then(Value::as_str) == Some("object") {
+            if closed == Closed::Yes && map.get("type").and_then(Value::as_str) == Some("object") {
                 map.entry("properties")
                     .or_insert_with(|| Value::Object(Default::default()));
                 map.insert("additionalProperties".into(), Value::Bool(false));
@@ -54,14 +69,14 @@ fn tidy(schema: &mut Value) {
                 match (key.as_str(), value) {
                     // Property names are data, not keywords: tidy each
                     // property's schema, never the names themselves.
-                    ("properties", Value::Object(properties)) => {
-                        properties.values_mut().for_each(tidy)
-                    }
-                    (_, value) => tidy(value),
+                    ("properties", Value::Object(properties)) => properties
+                        .values_mut()
+                        .for_each(|property| tidy(property, closed)),
+                    (_, value) => tidy(value, closed),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(tidy),
+        Value::Array(items) => items.iter_mut().for_each(|item| tidy(item, closed)),
         _ => {}
     }
 }
