@@ -54,6 +54,7 @@ mod contracts;
 mod descriptor;
 mod dispatch;
 mod envelope;
+mod extensions;
 mod params;
 mod providers;
 mod registry;
@@ -81,6 +82,7 @@ pub use dispatch::{
     DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
     PolicyStore, RateLimit, Setting, SurfaceEntry, ToolCall,
 };
+pub use extensions::Extensions;
 pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
 pub use params::{
     Bounded, NoParams, ParamEnum, ParamError, ParamErrors, ParamType, Params, Problem, Schemars,

@@ -3,6 +3,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::ToolResult;
+use crate::extensions::{Extensions, missing_extension};
+
 /// Who is on the other end of a call, which decides what the gate allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -165,6 +168,7 @@ struct TurnShared {
     run_id: String,
     trail: ActionTrail,
     progress: Option<ProgressSink>,
+    extensions: Extensions,
     activated: Mutex<Vec<String>>,
 }
 
@@ -175,6 +179,8 @@ pub struct Turn {
     shared: Arc<TurnShared>,
     call_id: Arc<str>,
     tool: Arc<str>,
+    /// The dispatcher's extensions, consulted after the turn's own.
+    host: Option<Arc<Extensions>>,
 }
 
 impl std::fmt::Debug for Turn {
@@ -196,6 +202,7 @@ pub struct TurnBuilder {
     run_id: Option<String>,
     trail: Option<ActionTrail>,
     progress: Option<ProgressSink>,
+    extensions: Extensions,
 }
 
 impl TurnBuilder {
@@ -219,6 +226,13 @@ impl TurnBuilder {
         self.progress = Some(sink);
         self
     }
+    /// Makes `value` available to the abilities this turn calls, ahead of
+    /// a value of the same type given to the dispatcher (see
+    /// [`Turn::extension`]).
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
     /// The turn.
     pub fn build(self) -> Turn {
         Turn {
@@ -228,10 +242,12 @@ impl TurnBuilder {
                 run_id: self.run_id.unwrap_or_else(|| "run-0".into()),
                 trail: self.trail.unwrap_or_default(),
                 progress: self.progress,
+                extensions: self.extensions,
                 activated: Mutex::new(Vec::new()),
             }),
             call_id: Arc::from(""),
             tool: Arc::from(""),
+            host: None,
         }
     }
 }
@@ -251,7 +267,57 @@ impl Turn {
             shared: Arc::clone(&self.shared),
             call_id: Arc::from(call_id.into()),
             tool: Arc::from(tool),
+            host: self.host.clone(),
         }
+    }
+
+    /// The same turn, also seeing the dispatcher's extensions.
+    pub(crate) fn with_host_extensions(mut self, host: &Arc<Extensions>) -> Turn {
+        if !host.is_empty() {
+            self.host = Some(Arc::clone(host));
+        }
+        self
+    }
+
+    /// The host's value of type `T`: the turn's own (see
+    /// [`TurnBuilder::extension`]) or else the dispatcher's (see
+    /// [`DispatcherBuilder::extension`](crate::DispatcherBuilder::extension)).
+    ///
+    /// ```
+    /// use chalie_core::{Channel, Turn};
+    ///
+    /// struct NotesFolder(&'static str);
+    /// let turn = Turn::builder(Channel::Chat).extension(NotesFolder("notes/")).build();
+    /// assert_eq!(turn.extension::<NotesFolder>().map(|f| f.0), Some("notes/"));
+    /// assert!(turn.extension::<String>().is_none());
+    /// ```
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.shared
+            .extensions
+            .get::<T>()
+            .or_else(|| self.host.as_deref().and_then(Extensions::get::<T>))
+    }
+
+    /// Like [`extension`](Self::extension), but a missing value is the
+    /// error result to return: `not-configured`, telling the model not to
+    /// retry and the developer which type the host forgot.
+    ///
+    /// ```
+    /// use chalie_core::{Channel, ToolResult, Turn};
+    ///
+    /// struct Catalog(Vec<&'static str>);
+    /// fn list(turn: &Turn) -> ToolResult {
+    ///     let catalog = match turn.require::<Catalog>() {
+    ///         Ok(catalog) => catalog,
+    ///         Err(not_configured) => return not_configured,
+    ///     };
+    ///     ToolResult::success(catalog.0.join(", "))
+    /// }
+    /// assert!(!list(&Turn::builder(Channel::Chat).build()).is_success());
+    /// ```
+    #[allow(clippy::result_large_err)] // returned straight from the ability
+    pub fn require<T: Send + Sync + 'static>(&self) -> Result<&T, ToolResult> {
+        self.extension::<T>().ok_or_else(missing_extension::<T>)
     }
 
     /// The channel.

@@ -25,7 +25,15 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         return Err(format!("`cargo xtask test` takes no options, got `{unknown}`").into());
     }
     prepare()?;
-    cargo(&["test", "--workspace", "--locked", "--no-fail-fast"])?;
+    // Every feature: the optional integrations (SQLite, HTTP, MCP) are
+    // tested too, not only the default build.
+    cargo(&[
+        "test",
+        "--workspace",
+        "--all-features",
+        "--locked",
+        "--no-fail-fast",
+    ])?;
     println!("\n$ cargo xtask manifest --check");
     crate::manifest::run(&["--check".to_owned()])?;
     println!("\n$ cargo xtask lint");

@@ -206,7 +206,9 @@ impl Dispatcher {
         }
 
         // 4. Execute: reuse an earlier read, or run inline or in the background.
-        let call_turn = turn.for_call(state.call_id.clone(), &state.tool);
+        let call_turn = turn
+            .for_call(state.call_id.clone(), &state.tool)
+            .with_host_extensions(&self.extensions);
         if let Some(summary) = framework
             .summary
             .as_deref()

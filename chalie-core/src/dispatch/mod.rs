@@ -42,7 +42,7 @@ pub use policy::{Policy, PolicyError, Setting};
 pub use store::PolicyStore;
 pub use surface::SurfaceEntry;
 
-use crate::Registry;
+use crate::{Extensions, Registry};
 use session::Session;
 
 /// The one chokepoint every tool call goes through, in this order:
@@ -108,6 +108,7 @@ pub struct Dispatcher {
     external: Vec<Arc<dyn ExternalTools>>,
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
+    extensions: Arc<Extensions>,
     sessions: DashMap<String, Arc<Session>>,
     next_call: AtomicU64,
 }
@@ -138,6 +139,7 @@ pub struct DispatcherBuilder {
     external: Vec<Arc<dyn ExternalTools>>,
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
+    extensions: Extensions,
 }
 
 impl std::fmt::Debug for DispatcherBuilder {
@@ -210,6 +212,21 @@ impl DispatcherBuilder {
         self
     }
 
+    /// Makes `value` available to every ability through
+    /// [`Turn::extension`](crate::Turn::extension): the host's state (a
+    /// database pool, an index, a data folder). One value per type.
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// Like [`extension`](Self::extension), for a value the host keeps a
+    /// handle to as well.
+    pub fn shared_extension<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.extensions.insert_shared(value);
+        self
+    }
+
     /// The dispatcher.
     pub fn build(self) -> Dispatcher {
         Dispatcher {
@@ -221,6 +238,7 @@ impl DispatcherBuilder {
             external: self.external,
             required_tags: self.required_tags,
             granted_tags: self.granted_tags,
+            extensions: Arc::new(self.extensions),
             sessions: DashMap::new(),
             next_call: AtomicU64::new(1),
         }
@@ -239,6 +257,7 @@ impl Dispatcher {
             external: Vec::new(),
             required_tags: HashMap::new(),
             granted_tags: HashSet::new(),
+            extensions: Extensions::new(),
         }
     }
 

@@ -161,3 +161,18 @@ pub async fn slow(params: SlowParams, turn: &Turn) -> ToolResult {
     }
     ToolResult::success(format!("slept {}ms", params.millis))
 }
+
+/// The host's greeting, provided as an extension.
+pub struct Greeting(pub &'static str);
+
+/// Greets with the host's greeting. Use it to test host extensions.
+#[ability(
+    effect = read,
+    examples = ["say hello", "greet me", "welcome", "hello there", "good morning", "say hi"],
+)]
+pub async fn greet(turn: &Turn) -> ToolResult {
+    match turn.require::<Greeting>() {
+        Ok(greeting) => ToolResult::success(greeting.0),
+        Err(not_configured) => not_configured,
+    }
+}

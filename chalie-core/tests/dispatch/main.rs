@@ -7,6 +7,7 @@
 
 mod abilities;
 mod background;
+mod extensions;
 mod failures;
 mod gate;
 mod limits;
@@ -36,7 +37,7 @@ pub fn builder() -> DispatcherBuilder {
     let mut policy = Policy::new();
     for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
         for tool in [
-            "lookup", "calendar", "settings", "tally", "boom", "opaque", "orders", "slow",
+            "lookup", "calendar", "settings", "tally", "boom", "opaque", "orders", "slow", "greet",
         ] {
             policy
                 .set(channel, tool, Setting::Allow)
