@@ -59,6 +59,7 @@ fn catalog(count: usize, examples: usize) -> Vec<Descriptor> {
                 source: Source::Local,
                 toolset: "bench".into(),
                 discoverable: true,
+                ..Descriptor::default()
             }
         })
         .collect()

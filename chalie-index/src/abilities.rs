@@ -1,43 +1,112 @@
-//! `find_tools` and `find_skills` as plain async functions, ready to be wrapped as chalie
-//! abilities: they take the index and the model's query array and return the JSON body the
-//! model reads.
+//! `find_tools` and `find_skills` as chalie abilities. They read the [`Discovery`] the host
+//! gave the dispatcher (or the turn) as an extension.
 
-use serde_json::{Value, json};
+use chalie_core::{Params, ToolResult, Turn, ability};
 
-use crate::error::IndexError;
-use crate::find::{FindOptions, FindOutcome, Scope};
-use crate::index::Index;
+use crate::discovery::Discovery;
 
-fn body(outcome: &FindOutcome) -> Value {
-    let injected: Vec<Value> = outcome
-        .injected
-        .iter()
-        .map(|hit| json!({ "name": hit.name, "summary": hit.summary }))
-        .collect();
-    let mut body = json!({ "injected": injected, "not_found": outcome.not_found });
-    if !outcome.ambiguous.is_empty() {
-        // Refused entries say which qualified names to ask for instead of being guessed.
-        body["ambiguous"] = json!(outcome.ambiguous);
+/// Most entries one call may carry: enough for every tool a turn needs, few enough that
+/// one call cannot flood the context.
+pub const MAX_QUERY_ENTRIES: usize = 8;
+
+/// Longest entry, in characters: a described action, not a document.
+pub const MAX_ENTRY_CHARS: usize = 300;
+
+/// Parameters of `find_tools` and `find_skills`.
+#[derive(Params)]
+pub struct FindParams {
+    /// What to look for, one entry per thing needed: an exact name (`web_search`) or one
+    /// described action (`check the weather in Oslo`). 1 to 8 entries of at most 300
+    /// characters; ask for everything the turn needs in one call.
+    pub query: Vec<String>,
+}
+
+/// Trimmed entries, or the self-correcting error naming the broken rule.
+#[allow(clippy::result_large_err)] // returned straight from the ability
+fn entries(params: FindParams) -> Result<Vec<String>, ToolResult> {
+    let invalid = |message: String| {
+        ToolResult::error(
+            "invalid-arguments",
+            message,
+            "pass `query` as 1 to 8 short strings, one tool name or one described action each",
+        )
+    };
+    let entries: Vec<String> = params.query.iter().map(|e| e.trim().to_owned()).collect();
+    if entries.is_empty() {
+        return Err(invalid("`query` is empty".into()));
     }
-    body
+    if entries.len() > MAX_QUERY_ENTRIES {
+        return Err(invalid(format!(
+            "`query` has {} entries, at most {MAX_QUERY_ENTRIES} are allowed",
+            entries.len()
+        )));
+    }
+    if let Some(position) = entries.iter().position(String::is_empty) {
+        return Err(invalid(format!("`query[{position}]` is blank")));
+    }
+    if let Some(position) = entries
+        .iter()
+        .position(|e| e.chars().count() > MAX_ENTRY_CHARS)
+    {
+        return Err(invalid(format!(
+            "`query[{position}]` is longer than {MAX_ENTRY_CHARS} characters"
+        )));
+    }
+    Ok(entries)
 }
 
-/// Abilities (local and external) for each query entry:
-/// `{"injected":[{"name","summary"}],"not_found":[entries]}` (plus `ambiguous` when any).
-/// The caller activates the injected names for the rest of the turn.
-pub async fn find_tools(index: &Index, queries: &[String]) -> Result<Value, IndexError> {
-    let options = FindOptions {
-        scope: Scope::Abilities,
-        ..FindOptions::default()
+/// Finds the tools for what the user needs and adds them to your tool list for this turn.
+/// Use it when no tool you have fits the request: pass one entry per needed tool, its name
+/// or the action described in a few words. Returns each matching tool's name, summary and
+/// parameters, the entries nothing matched, and names owned by several sources.
+#[ability(
+    internal,
+    effect = read,
+    discoverable = false,
+    examples = [
+        "is there a tool to check the weather in another city",
+        "I need to send an email and book a meeting",
+        "find a way to search the web",
+        "which tool converts currencies",
+        "get me something that reads PDF files",
+        "look for a calendar tool",
+    ],
+)]
+pub async fn find_tools(params: FindParams, turn: &Turn) -> ToolResult {
+    let discovery = match turn.require::<Discovery>() {
+        Ok(discovery) => discovery,
+        Err(not_configured) => return not_configured,
     };
-    Ok(body(&index.find(queries, &options)?))
+    match entries(params) {
+        Ok(entries) => discovery.find_tools(&entries, turn),
+        Err(invalid) => invalid,
+    }
 }
 
-/// Skill playbooks for each query entry, in the same shape as [`find_tools`].
-pub async fn find_skills(index: &Index, queries: &[String]) -> Result<Value, IndexError> {
-    let options = FindOptions {
-        scope: Scope::Skills,
-        ..FindOptions::default()
+/// Fetches the playbooks (step-by-step guides) for tasks such as planning a trip or
+/// writing a report, with the user's personal rules for each. Use it before a multi-step
+/// task you have no playbook for: pass one entry per task, a skill name or the task in a
+/// few words. Returns each playbook's full text and the entries nothing matched.
+#[ability(
+    internal,
+    effect = read,
+    discoverable = false,
+    examples = [
+        "how should I plan a weekend trip",
+        "steps for writing a weekly status report",
+        "playbook for onboarding a new teammate",
+        "guide to preparing a job interview",
+        "how do I triage my inbox",
+        "routine for a monthly budget review",
+    ],
+)]
+pub async fn find_skills(params: FindParams, turn: &Turn) -> ToolResult {
+    let discovery = match turn.require::<Discovery>() {
+        Ok(discovery) => discovery,
+        Err(not_configured) => return not_configured,
     };
-    Ok(body(&index.find(queries, &options)?))
+    match entries(params) {
+        Ok(entries) => discovery.find_skills(&entries, turn),
+        Err(invalid) => invalid,
+    }
 }

@@ -2,6 +2,7 @@
 //! servers, a benchmark catalog) can feed the index without depending on chalie-core.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::IndexError;
@@ -10,10 +11,11 @@ use crate::error::IndexError;
 pub const MAX_NAME_LEN: usize = 64;
 
 /// Where a descriptor comes from; decides its qualified name and which search sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// An ability linked into this binary.
+    #[default]
     Local,
     /// A skill playbook (markdown with front matter).
     Skill,
@@ -25,7 +27,10 @@ pub enum Source {
 }
 
 /// What the index knows about one ability or skill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `Default` gives an empty, non-discoverable local descriptor, so literals can name only
+/// the fields they set: `Descriptor { name, summary, discoverable: true, ..Default::default() }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Descriptor {
     /// Snake-case name, unique within its source.
     pub name: String,
@@ -44,6 +49,14 @@ pub struct Descriptor {
     pub toolset: String,
     /// Whether search may ever return it; `false` keeps it out of every artifact.
     pub discoverable: bool,
+    /// JSON Schema of the parameters, returned by `find_tools` so a client calling the
+    /// tool through a proxy (an MCP client, say) knows its arguments. Not searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+    /// The full text `find_skills` returns for a skill (the playbook after its front
+    /// matter); empty for abilities. Not searched.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
 }
 
 impl Descriptor {
@@ -129,6 +142,17 @@ pub fn fingerprint(descriptors: &[Descriptor]) -> String {
         hasher.update(b"\n");
     }
     hex(&hasher.finalize())
+}
+
+/// [`fingerprint`] of the local descriptors only: what a program can recompute at start-up
+/// from its linked abilities, without the skills and external tools the build also saw.
+pub fn local_fingerprint(descriptors: &[Descriptor]) -> String {
+    let local: Vec<Descriptor> = descriptors
+        .iter()
+        .filter(|d| d.source == Source::Local)
+        .cloned()
+        .collect();
+    fingerprint(&local)
 }
 
 /// Lower-case hex of a byte string.

@@ -92,6 +92,9 @@ pub struct Hit {
     /// Cosine distance, for vector hits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance: Option<f32>,
+    /// Where the descriptor comes from.
+    #[serde(skip)]
+    pub source: Source,
 }
 
 /// An entry naming a bare name that more than one source owns.
@@ -135,6 +138,7 @@ impl Index {
             summary: entry.summary.clone(),
             rung,
             distance,
+            source: entry.source.clone(),
         }
     }
 
@@ -143,10 +147,10 @@ impl Index {
     fn exact(&self, entry: &str, options: &FindOptions) -> Resolution {
         if let Some((server, name)) = entry.split_once("__") {
             let qualified = format!("{}__{}", normalise_name(server), normalise_name(name));
-            if let Some(&ordinal) = self.by_qualified.get(&qualified) {
-                if self.admitted(ordinal, options) {
-                    return Resolution::Hits(vec![self.hit(ordinal, Rung::Exact, None)]);
-                }
+            if let Some(&ordinal) = self.by_qualified.get(&qualified)
+                && self.admitted(ordinal, options)
+            {
+                return Resolution::Hits(vec![self.hit(ordinal, Rung::Exact, None)]);
             }
         }
         let owners: Vec<usize> = self

@@ -28,6 +28,10 @@ pub(crate) struct StoredEntry {
     pub(crate) source: Source,
     pub(crate) toolset: String,
     pub(crate) vectors: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) parameters: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) body: String,
 }
 
 /// Phase of a build, for progress reports.
@@ -184,6 +188,8 @@ impl Index {
                 source: descriptor.source.clone(),
                 toolset: descriptor.toolset.clone(),
                 vectors: texts.len(),
+                parameters: descriptor.parameters.clone(),
+                body: descriptor.body.clone(),
             });
         }
 
@@ -220,6 +226,7 @@ impl Index {
             usearch_version,
             embedder: EmbedderInfo::of(embedder),
             descriptors_fingerprint: descriptor::fingerprint(descriptors),
+            local_fingerprint: descriptor::local_fingerprint(descriptors),
             descriptor_count: entries.len(),
             vector_count: keyed.len(),
             files: manifest::hash_tree(out_dir)?,
@@ -313,6 +320,40 @@ impl Index {
         manifest.check_compatible(embedder)?;
         check_fingerprint(&manifest, descriptors)?;
         Ok(manifest)
+    }
+
+    /// Fails with `index-stale` unless the index's local abilities are exactly those of
+    /// `linked` (other sources are ignored): what a program checks at start-up against
+    /// [`Descriptor::from_registry`], which knows nothing of skills or external tools.
+    pub fn check_local(&self, linked: &[Descriptor]) -> Result<(), IndexError> {
+        let current = descriptor::local_fingerprint(linked);
+        if self.manifest.local_fingerprint == current {
+            return Ok(());
+        }
+        Err(IndexError::Stale {
+            reason: format!(
+                "the linked abilities changed since the build (fingerprint {} in the manifest, {} now)",
+                self.manifest
+                    .local_fingerprint
+                    .get(..12)
+                    .unwrap_or_default(),
+                current.get(..12).unwrap_or_default()
+            ),
+        })
+    }
+
+    /// The parameters schema stored for the descriptor called `qualified`, if its source
+    /// supplied one (external tools and catalogs do; linked abilities are read live).
+    pub fn parameters_of(&self, qualified: &str) -> Option<&serde_json::Value> {
+        let ordinal = *self.by_qualified.get(qualified)?;
+        self.entries[ordinal].parameters.as_ref()
+    }
+
+    /// The playbook text stored for the skill called `name`.
+    pub fn playbook_of(&self, name: &str) -> Option<&str> {
+        let ordinal = *self.by_qualified.get(name)?;
+        let entry = &self.entries[ordinal];
+        (entry.source == Source::Skill).then_some(entry.body.as_str())
     }
 
     /// The verified manifest of this index.

@@ -13,10 +13,9 @@
 //!     name: "weather".into(),
 //!     summary: "Current weather and forecast for a city.".into(),
 //!     examples: vec!["will it rain in Lyon tomorrow".into()],
-//!     tooltip: "Weather".into(),
 //!     source: Source::Local,
-//!     toolset: "travel".into(),
 //!     discoverable: true,
+//!     ..Descriptor::default()
 //! };
 //! Index::build(&[weather], embedder.as_ref(), Path::new("target/index"), &mut |_| {})?;
 //!
@@ -26,6 +25,42 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Giving `find_tools` and `find_skills` to a dispatcher
+//!
+//! Both are `#[ability]` functions of this crate, linked into every program that uses it
+//! (internal, `effect = read`, not discoverable themselves). They read the index from the
+//! host as a [`Discovery`] extension; without one they answer `not-configured`.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use std::sync::Arc;
+//!
+//! use chalie_core::Dispatcher;
+//! use chalie_index::{Discovery, MiniLm, default_index_dir};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let root = Path::new(".");
+//! let embedder = Arc::new(MiniLm::load(&MiniLm::default_dir(root))?);
+//! let registry = chalie_core::registry()?;
+//! // Built by `cargo xtask index`; also `index-stale` if the linked abilities changed since.
+//! let discovery = Discovery::open_linked(&default_index_dir(root), embedder, registry);
+//! if let Some(error) = discovery.error() {
+//!     // The calls still answer, with this error's code and a hint for the model.
+//!     eprintln!("discovery unavailable: {error}");
+//! }
+//! let dispatcher = Dispatcher::builder(registry.clone()).extension(discovery).build();
+//! # let _ = dispatcher;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `find_tools` activates what it injects on the turn (`Turn::activated_tools`) and returns
+//! `{"injected":[{"name","summary","parameters"}],"not_found":[…]}` (plus `ambiguous` with
+//! the qualified names to ask for), with the counts in the envelope header. `parameters` is
+//! the full JSON Schema a proxy client needs to call the tool. [`Discovery::with_profile`]
+//! limits local abilities to a profile's toolsets; [`Discovery::with_skill_rules`] adds
+//! the host's personalisation rules to the playbooks `find_skills` returns.
 //!
 //! Each query entry goes down a cascade and stops at the first rung that finds anything:
 //!
@@ -42,16 +77,21 @@
 
 mod abilities;
 mod descriptor;
+mod discovery;
 mod embed;
 mod error;
 mod find;
 mod index;
 mod keyword;
+mod linked;
 mod manifest;
 mod vector;
 
-pub use abilities::{find_skills, find_tools};
-pub use descriptor::{Descriptor, MAX_NAME_LEN, Source, fingerprint, normalise_name};
+pub use abilities::{FindParams, MAX_ENTRY_CHARS, MAX_QUERY_ENTRIES, find_skills, find_tools};
+pub use descriptor::{
+    Descriptor, MAX_NAME_LEN, Source, fingerprint, local_fingerprint, normalise_name,
+};
+pub use discovery::{Discovery, SkillRules};
 pub use embed::{Embedder, HashingEmbedder, MiniLm};
 pub use embed::{MINILM_DIR_NAME, MINILM_FILES};
 pub use error::{EmbedError, IndexError};

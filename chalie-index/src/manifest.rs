@@ -15,7 +15,7 @@ use crate::error::IndexError;
 pub const MANIFEST_FILE: &str = "manifest.json";
 
 /// Bumped whenever the artifact layout changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Identity of the embedder an index was built with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +54,9 @@ pub struct Manifest {
     pub embedder: EmbedderInfo,
     /// [`crate::fingerprint`] of all descriptors given to the build.
     pub descriptors_fingerprint: String,
+    /// [`crate::local_fingerprint`] of the descriptors: the linked abilities alone.
+    #[serde(default)]
+    pub local_fingerprint: String,
     /// Number of discoverable descriptors indexed.
     pub descriptor_count: usize,
     /// Number of vectors in the vector index.

@@ -36,6 +36,11 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     ])?;
     println!("\n$ cargo xtask manifest --check");
     crate::manifest::run(&["--check".to_owned()])?;
+    // Builds the discovery index of the linked abilities with the real model, then checks
+    // it the way a deployment would: the build and the check must agree on every field.
+    println!("\n$ cargo xtask index && cargo xtask index --check");
+    crate::index::run(&[])?;
+    crate::index::run(&["--check".to_owned()])?;
     println!("\n$ cargo xtask lint");
     crate::lint::run(&[])?;
     Ok(())

@@ -1,5 +1,5 @@
-//! Descriptor sources for the offline index: a JSONL tool catalog and a folder of skill
-//! playbooks (markdown with a small front matter).
+//! Descriptor sources for the offline index: a JSONL tool catalog, a JSON file of external
+//! tools and a folder of skill playbooks (markdown with a small front matter).
 
 use std::path::Path;
 
@@ -22,16 +22,7 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
         let summary = field("summary")
             .or_else(|| field("description"))
             .unwrap_or_default();
-        let examples = value
-            .get("examples")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let examples = strings(value.get("examples"));
         descriptors.push(Descriptor {
             name,
             summary,
@@ -43,13 +34,62 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
                 .get("discoverable")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            ..Descriptor::default()
         });
     }
     Ok(descriptors)
 }
 
+/// Reads external tools: a JSON array of `{"server", "name", "description" or "summary",
+/// "examples"?, "input_schema"?}`, the shape an MCP `tools/list` gives plus the server.
+/// The schema is kept, so `find_tools` can hand it to a client calling through a proxy.
+pub fn read_external(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let list: Vec<Value> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut descriptors = Vec::with_capacity(list.len());
+    for (position, value) in list.iter().enumerate() {
+        let field = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let missing = |key: &str| format!("{}: tool {position} has no `{key}`", path.display());
+        let server = field("server").ok_or_else(|| missing("server"))?;
+        descriptors.push(Descriptor {
+            name: field("name").ok_or_else(|| missing("name"))?,
+            summary: field("summary")
+                .or_else(|| field("description"))
+                .unwrap_or_default(),
+            examples: strings(value.get("examples")),
+            tooltip: field("tooltip").unwrap_or_default(),
+            source: Source::External { server },
+            toolset: field("toolset").unwrap_or_default(),
+            discoverable: value
+                .get("discoverable")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            parameters: value
+                .get("input_schema")
+                .or_else(|| value.get("inputSchema"))
+                .cloned(),
+            body: String::new(),
+        });
+    }
+    Ok(descriptors)
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Reads every `*.md` playbook in `dir`. Front matter between `---` lines gives `name:`,
-/// `summary:` and an `examples:` list of `- ` items.
+/// `summary:` and an `examples:` list of `- ` items; the rest of the file is the playbook
+/// `find_skills` returns.
 pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Error>> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -70,9 +110,11 @@ pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
         }
         let (mut name, mut summary, mut examples) = (String::new(), String::new(), Vec::new());
         let mut in_examples = false;
+        let mut closed = false;
         for line in lines.by_ref() {
             let trimmed = line.trim();
             if trimmed == "---" {
+                closed = true;
                 break;
             }
             if let Some(item) = trimmed.strip_prefix("- ").filter(|_| in_examples) {
@@ -87,6 +129,15 @@ pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
                 _ => {}
             }
         }
+        if !closed {
+            return Err(
+                format!("{}: the front matter has no closing `---`", path.display()).into(),
+            );
+        }
+        if name.is_empty() {
+            return Err(format!("{}: the front matter has no `name:`", path.display()).into());
+        }
+        let body = lines.collect::<Vec<_>>().join("\n").trim().to_owned() + "\n";
         skills.push(Descriptor {
             name,
             summary,
@@ -95,6 +146,8 @@ pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
             source: Source::Skill,
             toolset: "skills".into(),
             discoverable: true,
+            parameters: None,
+            body,
         });
     }
     Ok(skills)

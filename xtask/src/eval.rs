@@ -133,6 +133,10 @@ impl Tally {
     }
 }
 
+/// One query for the ceiling sweep: its raw ranking with distances, the distance of the
+/// nearest non-gold tool, and its gold tools.
+type SweepRow<'a> = (Vec<(String, f32)>, f32, &'a Vec<String>);
+
 pub fn run(args: &[String]) -> crate::Outcome {
     let (mut tools, mut queries_path, mut examples_from) = (None, None, None);
     let mut examples_per_tool = 8usize;
@@ -217,7 +221,7 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let (mut cascade, mut raw) = (Tally::default(), Tally::default());
     let mut abstained = 0usize;
     // For the ceiling sweep: best gold-free distance and the raw ranking with distances.
-    let mut sweep_rows: Vec<(Vec<(String, f32)>, f32, &Vec<String>)> = Vec::new();
+    let mut sweep_rows: Vec<SweepRow<'_>> = Vec::new();
     for query in &queries {
         let entry = vec![query.text.clone()];
         let outcome = index.find(&entry, &options)?;

@@ -40,7 +40,8 @@ commands:
   manifest --check             fail when a contract changed without its version bump (CI)
   manifest --update            rewrite contracts.lock.json, refused while a bump is missing
   fetch-model [--dir DIR]      download and verify the default embedding model
-  index [--tools F] [--skills D] [--check]   build (or check) the discovery index
+  index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
+                               linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
   lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)";
 

@@ -115,31 +115,3 @@ fn vector_rung_and_union_over_entries() {
     assert_eq!(outcome.injected[0].rung, Rung::Vector);
     assert_eq!(outcome.not_found, entries(&["nothing matches zzz"]));
 }
-
-#[test]
-fn find_tools_body_and_scopes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut descriptors = catalog();
-    let mut skill = crate::support::local("deploy_service", "Playbook for deploying a service");
-    skill.source = chalie_index::Source::Skill;
-    descriptors.push(skill);
-    let index = build(dir.path(), &descriptors);
-    let run = |future: std::pin::Pin<Box<dyn std::future::Future<Output = _>>>| {
-        // The functions never await anything, so one poll completes them.
-        let waker = std::task::Waker::noop();
-        let mut context = std::task::Context::from_waker(waker);
-        let mut future = future;
-        match future.as_mut().poll(&mut context) {
-            std::task::Poll::Ready(value) => value,
-            std::task::Poll::Pending => panic!("pending"),
-        }
-    };
-    let queries = entries(&["weather", "deploy_service"]);
-    let tools: serde_json::Value =
-        run(Box::pin(chalie_index::find_tools(&index, &queries))).expect("find_tools");
-    assert_eq!(tools["injected"][0]["name"], "weather");
-    assert_eq!(tools["not_found"], serde_json::json!(["deploy_service"]));
-    let skills: serde_json::Value =
-        run(Box::pin(chalie_index::find_skills(&index, &queries))).expect("find_skills");
-    assert_eq!(skills["injected"][0]["name"], "deploy_service");
-}

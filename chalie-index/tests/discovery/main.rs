@@ -1,6 +1,8 @@
 //! Public-API behaviour of chalie-index: the cascade, integrity checks, and the real model.
 
 mod cascade;
+mod dispatch;
 mod integrity;
+mod linked;
 mod minilm;
 mod support;

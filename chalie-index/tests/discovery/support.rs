@@ -14,6 +14,7 @@ pub fn local(name: &str, summary: &str) -> Descriptor {
         source: Source::Local,
         toolset: "test".into(),
         discoverable: true,
+        ..Descriptor::default()
     }
 }
 

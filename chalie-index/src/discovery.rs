@@ -1,0 +1,221 @@
+//! [`Discovery`]: the index as host state, the extension `find_tools` and `find_skills`
+//! read, and the context-safe bodies they return.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use chalie_core::{AssembleOptions, Profile, Registry, ToolResult, Turn, assemble};
+use serde_json::{Value, json};
+
+use crate::descriptor::{Descriptor, Source};
+use crate::embed::Embedder;
+use crate::error::IndexError;
+use crate::find::{FindOptions, FindOutcome, Scope};
+use crate::index::Index;
+
+/// Personalisation rules for skills, e.g. the user's standing preferences, supplied by the
+/// host and appended to each playbook `find_skills` returns.
+pub trait SkillRules: Send + Sync {
+    /// Rules for the skill called `skill` on this turn; empty for none.
+    fn rules(&self, skill: &str, turn: &Turn) -> Vec<String>;
+}
+
+/// The discovery index as the host hands it to `find_tools` and `find_skills`: give one to
+/// the dispatcher with `DispatcherBuilder::extension(discovery)`.
+///
+/// Opening never fails here: an index that is missing, corrupt or stale is kept as its
+/// error, and every call answers with that error's code (`index-missing`, `index-corrupt`,
+/// `index-stale`) and a hint, so the assistant keeps running and the model is told why
+/// discovery is unavailable. Check [`Discovery::error`] at start-up to log it.
+#[derive(Clone)]
+pub struct Discovery {
+    index: Result<Arc<Index>, Arc<IndexError>>,
+    rules: Option<Arc<dyn SkillRules>>,
+    /// Local abilities the profile does not expose; never returned.
+    hidden: HashSet<String>,
+}
+
+impl std::fmt::Debug for Discovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Discovery")
+            .field("index", &self.index)
+            .field("hidden", &self.hidden.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Discovery {
+    /// Discovery over an index already opened.
+    pub fn new(index: Arc<Index>) -> Discovery {
+        Discovery {
+            index: Ok(index),
+            rules: None,
+            hidden: HashSet::new(),
+        }
+    }
+
+    /// Opens (and verifies) the index at `dir`; a failure is kept, see [`Discovery`].
+    pub fn open(dir: &Path, embedder: Arc<dyn Embedder>) -> Discovery {
+        Discovery::from_result(Index::open(dir, embedder))
+    }
+
+    /// Like [`Discovery::open`], and also `index-stale` unless the index was built from
+    /// exactly the abilities of `registry` (skills and external tools are not compared).
+    pub fn open_linked(dir: &Path, embedder: Arc<dyn Embedder>, registry: &Registry) -> Discovery {
+        let linked = Descriptor::from_registry(registry);
+        Discovery::from_result(
+            Index::open(dir, embedder).and_then(|index| index.check_local(&linked).map(|()| index)),
+        )
+    }
+
+    /// Discovery that answers every call with `error`.
+    pub fn unavailable(error: IndexError) -> Discovery {
+        Discovery {
+            index: Err(Arc::new(error)),
+            rules: None,
+            hidden: HashSet::new(),
+        }
+    }
+
+    fn from_result(result: Result<Index, IndexError>) -> Discovery {
+        match result {
+            Ok(index) => Discovery::new(Arc::new(index)),
+            Err(error) => Discovery::unavailable(error),
+        }
+    }
+
+    /// Appends `rules` to the playbooks `find_skills` returns.
+    pub fn with_skill_rules(mut self, rules: impl SkillRules + 'static) -> Discovery {
+        self.rules = Some(Arc::new(rules));
+        self
+    }
+
+    /// Returns only the local abilities `profile` exposes (its toolsets and core); skills
+    /// and external tools are not governed by profiles.
+    pub fn with_profile(mut self, profile: &Profile) -> Discovery {
+        if let Ok(index) = &self.index {
+            self.hidden = index
+                .entries
+                .iter()
+                .filter(|e| e.source == Source::Local)
+                .filter(|e| !profile.is_core(&e.name) && !profile.enables(&e.toolset))
+                .map(|e| e.qualified.clone())
+                .collect();
+        }
+        self
+    }
+
+    /// The index, or why it is unavailable.
+    pub fn index(&self) -> Result<&Index, &IndexError> {
+        self.index.as_deref().map_err(|e| &**e)
+    }
+
+    /// Why the index is unavailable, if it is.
+    pub fn error(&self) -> Option<&IndexError> {
+        self.index.as_ref().err().map(|e| &**e)
+    }
+
+    #[allow(clippy::result_large_err)] // the error is the result the ability returns
+    fn find(&self, queries: &[String], scope: Scope) -> Result<(&Index, FindOutcome), ToolResult> {
+        let index = self.index().map_err(error_result)?;
+        let options = FindOptions {
+            scope,
+            exclude: self.hidden.clone(),
+            ..FindOptions::default()
+        };
+        let outcome = index
+            .find(queries, &options)
+            .map_err(|e| error_result(&e))?;
+        Ok((index, outcome))
+    }
+
+    /// What `find_tools` answers: activates the injected abilities on `turn` and returns
+    /// `{"injected":[{"name","summary","parameters"}],"not_found":[…],"ambiguous":[…]}`.
+    pub fn find_tools(&self, queries: &[String], turn: &Turn) -> ToolResult {
+        let (index, outcome) = match self.find(queries, Scope::Abilities) {
+            Ok(found) => found,
+            Err(error) => return error,
+        };
+        let options = AssembleOptions::for_channel(turn.channel());
+        let registry = chalie_core::registry().ok();
+        let injected: Vec<Value> = outcome
+            .injected
+            .iter()
+            .map(|hit| {
+                // A local ability's schema comes from the registry, exactly what the
+                // dispatcher validates against; an external one's from its descriptor data.
+                let live = (hit.source == Source::Local)
+                    .then(|| registry.and_then(|r| r.get(&hit.name)))
+                    .flatten()
+                    .map(|entry| assemble(entry, options).parameters().clone());
+                let parameters = live
+                    .or_else(|| index.parameters_of(&hit.name).cloned())
+                    .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
+                json!({ "name": hit.name, "summary": hit.summary, "parameters": parameters })
+            })
+            .collect();
+        turn.activate_tools(outcome.injected.iter().map(|hit| hit.name.clone()));
+        respond(injected, &outcome)
+    }
+
+    /// What `find_skills` answers: `{"injected":[{"name","summary","playbook","rules"}],
+    /// "not_found":[…]}`, the playbook in full and the host's rules for this turn.
+    pub fn find_skills(&self, queries: &[String], turn: &Turn) -> ToolResult {
+        let (index, outcome) = match self.find(queries, Scope::Skills) {
+            Ok(found) => found,
+            Err(error) => return error,
+        };
+        let injected: Vec<Value> = outcome
+            .injected
+            .iter()
+            .map(|hit| {
+                let rules = self
+                    .rules
+                    .as_ref()
+                    .map(|r| r.rules(&hit.name, turn))
+                    .unwrap_or_default();
+                json!({
+                    "name": hit.name,
+                    "summary": hit.summary,
+                    "playbook": index.playbook_of(&hit.name).unwrap_or_default(),
+                    "rules": rules,
+                })
+            })
+            .collect();
+        respond(injected, &outcome)
+    }
+}
+
+fn respond(injected: Vec<Value>, outcome: &FindOutcome) -> ToolResult {
+    let count = injected.len();
+    let mut body = json!({ "injected": injected, "not_found": outcome.not_found });
+    if !outcome.ambiguous.is_empty() {
+        // Refused entries say which qualified names to ask for instead of being guessed.
+        body["ambiguous"] = json!(outcome.ambiguous);
+    }
+    ToolResult::success(body)
+        .with_metadata("injected", count)
+        .with_metadata("not_found", outcome.not_found.len())
+        .with_metadata("ambiguous", outcome.ambiguous.len())
+}
+
+/// An index error as the model reads it: the index's code and what to do next.
+pub(crate) fn error_result(error: &IndexError) -> ToolResult {
+    let hint = match error {
+        IndexError::Missing { .. } | IndexError::Corrupt { .. } | IndexError::Stale { .. } => {
+            "discovery is unavailable until the operator rebuilds the index (`cargo xtask index`); do not retry, carry on with the tools you have"
+        }
+        IndexError::Embed(_) | IndexError::Search(_) => {
+            "retry once; if it fails again, carry on with the tools you have"
+        }
+        IndexError::InvalidDescriptor { .. }
+        | IndexError::DuplicateName { .. }
+        | IndexError::Write { .. } => "do not retry; carry on with the tools you have",
+    };
+    ToolResult::error(
+        chalie_core::ErrorCode::new(error.code()),
+        error.to_string(),
+        hint,
+    )
+}
