@@ -59,6 +59,7 @@ mod params;
 mod providers;
 mod registry;
 mod result;
+pub mod session;
 mod turn;
 
 pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};

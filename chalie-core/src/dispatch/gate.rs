@@ -5,11 +5,22 @@
 //! channel. `ask` goes to the approver on a channel with a human and is
 //! `deny` elsewhere. Abilities declared `internal` are not gated.
 //!
-//! Session modes (a later layer) compose here, between the policy lookup
-//! and the approver: a mode may only tighten the setting the policy gave
-//! (e.g. a planning mode turns `allow` into `ask` or `deny` for writes),
-//! never loosen it, and never holds back a read; the decision recorded
-//! stays one of [`GateDecision`]'s.
+//! Session modes compose here, between the policy lookup and the
+//! approver, when the turn carries a session's gate (see
+//! [`crate::session`]): a mode may only tighten the setting the policy
+//! gave, never loosen it, and never holds back a read; the decision
+//! recorded stays one of [`GateDecision`]'s. For a write:
+//!
+//! | policy | `approval` | `auto` | `plan` | `plan_collect` |
+//! |---|---|---|---|---|
+//! | `deny` | denied | denied | denied | denied |
+//! | `ask` | asks | asks | blocked (`denied`) | captured (`denied`: not run now) |
+//! | `allow` | asks | runs | blocked (`denied`) | captured (`denied`: not run now) |
+//!
+//! A read, and an `internal` ability or setting, is decided by the policy
+//! alone in every mode. In a session the human is asked through the
+//! session (events, the store-backed approval, its timeout), not the
+//! dispatcher's approver.
 
 use std::panic::AssertUnwindSafe;
 
@@ -19,8 +30,10 @@ use serde_json::Value;
 use super::approver::{Approval, ApprovalRequest};
 use super::errors;
 use super::flow::CallState;
+use super::resolve::{Target, resolve};
 use super::{Dispatcher, Setting};
-use crate::{GateDecision, ToolResult, Turn};
+use crate::session::{SessionGate, plan_blocked};
+use crate::{Effect, GateDecision, ToolResult, Turn};
 
 /// What the gate decided.
 pub(crate) enum Gate {
@@ -42,10 +55,15 @@ impl Dispatcher {
         if internal {
             return Gate::Pass(GateDecision::Internal);
         }
-        match self
+        let setting = self
             .policy
-            .lookup(turn.channel(), &state.tool, state.action.as_deref())
-        {
+            .lookup(turn.channel(), &state.tool, state.action.as_deref());
+        if let Some(session) = turn.extension::<SessionGate>() {
+            // Boxed: the session path keeps the plain call's future small.
+            return Box::pin(self.session_gate(session, turn, state, setting, summary, arguments))
+                .await;
+        }
+        match setting {
             Setting::Allow => Gate::Pass(GateDecision::Allowed),
             Setting::Internal => Gate::Pass(GateDecision::Internal),
             Setting::Deny => Gate::Block(GateDecision::Denied, errors::denied(&state.permission())),
@@ -68,6 +86,76 @@ impl Dispatcher {
                     }
                 }
             }
+        }
+    }
+
+    /// The gate of a call in a session: the policy, tightened by the mode.
+    async fn session_gate(
+        &self,
+        session: &SessionGate,
+        turn: &Turn,
+        state: &CallState,
+        setting: Setting,
+        summary: Option<&str>,
+        arguments: &Value,
+    ) -> Gate {
+        use crate::session::Mode;
+        let ask = match setting {
+            Setting::Deny => {
+                return Gate::Block(GateDecision::Denied, errors::denied(&state.permission()));
+            }
+            Setting::Internal => return Gate::Pass(GateDecision::Internal),
+            Setting::Ask => true,
+            Setting::Allow => false,
+        };
+        let ask = match (self.effect_of(&state.tool), session.mode()) {
+            (Effect::Read, _) => ask,
+            (Effect::Write, Mode::Approval) => true,
+            (Effect::Write, Mode::Auto) => ask,
+            (Effect::Write, Mode::Plan) => {
+                return Gate::Block(GateDecision::Denied, plan_blocked(&state.tool));
+            }
+            (Effect::Write, Mode::PlanCollect) => {
+                let mut input = arguments.clone();
+                if let (Some(action), Value::Object(object)) = (&state.action, &mut input) {
+                    object
+                        .entry("action")
+                        .or_insert_with(|| Value::String(action.clone()));
+                }
+                let captured = session.capture(&state.call_id, &state.tool, &input);
+                return Gate::Block(GateDecision::Denied, captured);
+            }
+        };
+        if !ask {
+            return Gate::Pass(GateDecision::Allowed);
+        }
+        let permission = state.permission();
+        if !turn.channel().has_human() {
+            let why = "nobody on this channel can approve it";
+            return Gate::Block(GateDecision::Rejected, errors::rejected(&permission, why));
+        }
+        let request = ApprovalRequest {
+            call_id: state.call_id.clone(),
+            session_id: turn.session_id().to_owned(),
+            tool: state.tool.clone(),
+            action: state.action.clone(),
+            permission: permission.clone(),
+            summary: summary.map(str::to_owned),
+            arguments: arguments.clone(),
+        };
+        match session.ask(&request).await {
+            Ok(()) => Gate::Pass(GateDecision::Approved),
+            Err(why) => Gate::Block(GateDecision::Rejected, errors::rejected(&permission, &why)),
+        }
+    }
+
+    /// Whether `tool` reads or writes; a tool that cannot be resolved
+    /// counts as a write, the safe side.
+    fn effect_of(&self, tool: &str) -> Effect {
+        match resolve(&self.registry, &self.external, tool) {
+            Ok(Target::Ability(entry)) => entry.spec().effect(),
+            Ok(Target::External(_, external)) => external.effect,
+            Err(_) => Effect::Write,
         }
     }
 

@@ -1,0 +1,2 @@
+//! Session benches.
+fn main() {}

@@ -1,0 +1,127 @@
+//! One tool call of a run: events before and after, the record, the
+//! envelope for the model.
+
+use serde_json::Value;
+
+use super::core::Core;
+use super::event::{Activity, Event, EventError};
+use super::model::{Message, ModelToolCall};
+use super::seam::millis;
+use super::store::{StoreError, ToolCallRecord, ToolCallStatus};
+use super::stream::EventLog;
+use crate::{ACT_SUMMARY_FIELD, GateDecision, ToolCall, Turn};
+
+/// What the run learns from one call.
+pub(crate) struct CallOutcome {
+    /// The session's rate limit refused it: no more tools this run.
+    pub(crate) rate_limited: bool,
+}
+
+/// Dispatches `call`, streaming its events and recording it.
+pub(crate) async fn run_call(
+    core: &Core,
+    turn: &Turn,
+    events: &EventLog,
+    message_seq: u64,
+    call: &ModelToolCall,
+) -> Result<CallOutcome, StoreError> {
+    let registry = core.dispatcher.registry();
+    let label = call
+        .arguments
+        .get(ACT_SUMMARY_FIELD)
+        .and_then(Value::as_str)
+        .filter(|summary| !summary.trim().is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            registry
+                .get(&call.name)
+                .map(|entry| entry.spec().tooltip())
+                .filter(|tooltip| !tooltip.is_empty())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| call.name.clone());
+    events.push(Event::ToolStarted {
+        tool_key: call.name.clone(),
+        call_id: call.id.clone(),
+        activity: Activity { label },
+    });
+    let mut record = ToolCallRecord {
+        run_id: turn.run_id().to_owned(),
+        message_seq,
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        input: call.arguments.clone(),
+        status: ToolCallStatus::Started,
+        envelope: None,
+        execution_ms: 0,
+    };
+    core.store.put_tool_call(&record)?;
+
+    let activated_before = turn.activated_tools().len();
+    let dispatched = core
+        .dispatcher
+        .dispatch(
+            turn,
+            ToolCall::new(call.name.clone(), call.arguments.clone()).with_id(call.id.clone()),
+        )
+        .await;
+    let execution_ms = millis(dispatched.record.duration);
+    let mut rate_limited = false;
+    match dispatched.result.as_error() {
+        None => {
+            // Only the plan_collect gate blocks a call with a success.
+            let added_to_plan = dispatched.record.decision == GateDecision::Denied;
+            events.push(Event::ToolCompleted {
+                tool_key: call.name.clone(),
+                call_id: call.id.clone(),
+                execution_ms,
+                success: true,
+                reused: dispatched.record.reused,
+                added_to_plan,
+            });
+        }
+        Some(error) => {
+            let blocked = error.code().as_str() == "plan-mode-read-only";
+            events.push(Event::ToolFailed {
+                tool_key: call.name.clone(),
+                call_id: call.id.clone(),
+                execution_ms,
+                error: EventError {
+                    code: error.code().to_string(),
+                    message: error.message().to_owned(),
+                },
+                blocked,
+                reason: blocked.then(|| "plan_mode_read_only".to_owned()),
+            });
+            if error.code().as_str() == "rate-limited" {
+                rate_limited = true;
+                events.push(Event::ToolDegraded {
+                    tool_key: call.name.clone(),
+                    call_id: call.id.clone(),
+                    reason: "rate_limited".into(),
+                });
+            }
+        }
+    }
+    let activated = turn.activated_tools();
+    if activated.len() > activated_before {
+        events.push(Event::CapabilityResolved {
+            tools: activated[activated_before..].to_vec(),
+        });
+    }
+
+    record.status = if dispatched.result.is_success() {
+        ToolCallStatus::Completed
+    } else {
+        ToolCallStatus::Failed
+    };
+    record.execution_ms = execution_ms;
+    record.envelope = Some(dispatched.envelope.clone());
+    core.store.put_tool_call(&record)?;
+    core.store.append_message(
+        turn.session_id(),
+        turn.run_id(),
+        &Message::tool(call.id.clone(), dispatched.envelope),
+    )?;
+    Ok(CallOutcome { rate_limited })
+}

@@ -1,0 +1,93 @@
+//! What every run of a [`Sessions`](super::Sessions) shares.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::mode::ModeCell;
+use super::model::Model;
+use super::narration::Narration;
+use super::store::SessionStore;
+use super::stream::EventLog;
+use crate::{Channel, Dispatcher};
+
+/// How runs behave.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) approval_timeout: Duration,
+    pub(crate) max_iterations: usize,
+    pub(crate) pinned: Vec<String>,
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) channel: Channel,
+    pub(crate) narration: Narration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            approval_timeout: Duration::from_secs(60),
+            max_iterations: 8,
+            pinned: Vec::new(),
+            system_prompt: None,
+            channel: Channel::Chat,
+            narration: Narration::default(),
+        }
+    }
+}
+
+/// A run this process is driving (or drove): its events and its task.
+pub(crate) struct LiveRun {
+    pub(crate) session_id: String,
+    pub(crate) events: EventLog,
+    pub(crate) task: Option<JoinHandle<()>>,
+}
+
+pub(crate) type ApprovalKey = (String, String);
+
+/// The runs waiting on an approval in this process, by run and call id.
+#[derive(Default)]
+pub(crate) struct Waiters {
+    waiting: Mutex<HashMap<ApprovalKey, oneshot::Sender<bool>>>,
+}
+
+impl Waiters {
+    /// Waits for the answer to `key`.
+    pub(crate) fn wait(&self, key: ApprovalKey) -> oneshot::Receiver<bool> {
+        let (sender, receiver) = oneshot::channel();
+        lock(&self.waiting).insert(key, sender);
+        receiver
+    }
+
+    /// Wakes the run waiting on `key`, if there is one.
+    pub(crate) fn notify(&self, key: &ApprovalKey, approved: bool) -> bool {
+        match lock(&self.waiting).remove(key) {
+            Some(sender) => sender.send(approved).is_ok(),
+            None => false,
+        }
+    }
+
+    pub(crate) fn forget(&self, key: &ApprovalKey) {
+        lock(&self.waiting).remove(key);
+    }
+}
+
+pub(crate) struct Core {
+    pub(crate) dispatcher: Arc<Dispatcher>,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) config: Config,
+    pub(crate) modes: Mutex<HashMap<String, ModeCell>>,
+    pub(crate) runs: Mutex<HashMap<String, LiveRun>>,
+    pub(crate) approvals: Waiters,
+    pub(crate) next_run: AtomicU64,
+}
+
+/// Locks, taking over a lock poisoned by a panic elsewhere: the maps stay
+/// consistent between statements.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,195 @@
+//! The in-memory store: everything a session keeps, gone with the process.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::model::Message;
+use super::store::{
+    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
+    StoreError, StoredMessage, ToolCallRecord,
+};
+
+#[derive(Debug, Default)]
+struct Data {
+    sessions: HashMap<String, SessionRecord>,
+    runs: Vec<RunRecord>,
+    messages: HashMap<String, Vec<StoredMessage>>,
+    tool_calls: Vec<ToolCallRecord>,
+    approvals: Vec<ApprovalRecord>,
+    plans: HashMap<String, Vec<PlanStep>>,
+}
+
+/// A [`SessionStore`] in memory: for tests and hosts that persist nothing.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    data: Mutex<Data>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn data(&self) -> MutexGuard<'_, Data> {
+        self.data.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl SessionStore for MemoryStore {
+    fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.data()
+            .sessions
+            .insert(session.id.clone(), session.clone());
+        Ok(())
+    }
+
+    fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        Ok(self.data().sessions.get(id).cloned())
+    }
+
+    fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+        let mut data = self.data();
+        match data.runs.iter_mut().find(|stored| stored.id == run.id) {
+            Some(stored) => *stored = run.clone(),
+            None => data.runs.push(run.clone()),
+        }
+        Ok(())
+    }
+
+    fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
+        Ok(self.data().runs.iter().find(|run| run.id == id).cloned())
+    }
+
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        Ok(self
+            .data()
+            .runs
+            .iter()
+            .filter(|run| run.status == RunStatus::Running)
+            .cloned()
+            .collect())
+    }
+
+    fn append_message(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        message: &Message,
+    ) -> Result<u64, StoreError> {
+        let mut data = self.data();
+        let messages = data.messages.entry(session_id.to_owned()).or_default();
+        let seq = messages.len() as u64;
+        messages.push(StoredMessage {
+            seq,
+            run_id: run_id.to_owned(),
+            message: message.clone(),
+        });
+        Ok(seq)
+    }
+
+    fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        Ok(self
+            .data()
+            .messages
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        let mut data = self.data();
+        match data
+            .tool_calls
+            .iter_mut()
+            .find(|stored| stored.run_id == record.run_id && stored.call_id == record.call_id)
+        {
+            Some(stored) => *stored = record.clone(),
+            None => data.tool_calls.push(record.clone()),
+        }
+        Ok(())
+    }
+
+    fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
+        Ok(self
+            .data()
+            .tool_calls
+            .iter()
+            .filter(|record| record.run_id == run_id)
+            .cloned()
+            .collect())
+    }
+
+    fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
+        let mut data = self.data();
+        data.approvals.retain(|stored| {
+            !(stored.run_id == approval.run_id && stored.call_id == approval.call_id)
+        });
+        data.approvals.push(approval.clone());
+        Ok(())
+    }
+
+    fn approval(&self, run_id: &str, call_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        Ok(self
+            .data()
+            .approvals
+            .iter()
+            .find(|stored| stored.run_id == run_id && stored.call_id == call_id)
+            .cloned())
+    }
+
+    fn decide_approval(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        state: ApprovalState,
+    ) -> Result<bool, StoreError> {
+        let mut data = self.data();
+        match data.approvals.iter_mut().find(|stored| {
+            stored.run_id == run_id
+                && stored.call_id == call_id
+                && stored.state == ApprovalState::Pending
+        }) {
+            Some(stored) => {
+                stored.state = state;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn pending_approvals(&self, session_id: &str) -> Result<Vec<ApprovalRecord>, StoreError> {
+        Ok(self
+            .data()
+            .approvals
+            .iter()
+            .filter(|stored| {
+                stored.session_id == session_id && stored.state == ApprovalState::Pending
+            })
+            .cloned()
+            .collect())
+    }
+
+    fn add_plan_step(&self, session_id: &str, step: &PlanStep) -> Result<(), StoreError> {
+        self.data()
+            .plans
+            .entry(session_id.to_owned())
+            .or_default()
+            .push(step.clone());
+        Ok(())
+    }
+
+    fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, StoreError> {
+        Ok(self
+            .data()
+            .plans
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn clear_plan(&self, session_id: &str) -> Result<(), StoreError> {
+        self.data().plans.remove(session_id);
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! Sessions and runs: a conversation with a model that calls tools through
+//! the [`Dispatcher`](crate::Dispatcher), streamed as typed [`Event`]s and
+//! gated by the session's [`Mode`].
+//!
+//! A [`Sessions`] holds the conversations; [`Sessions::send`] starts a
+//! [`Run`] for one user message. The run asks the [`Model`] with the turn's
+//! active tools (the always-on core such as `find_tools`, the pinned
+//! abilities, and whatever discovery activated through
+//! [`Turn::activate_tools`](crate::Turn::activate_tools)), dispatches the
+//! calls, feeds the envelopes back and repeats until the model answers or
+//! the iteration cap is hit. [`ScriptedModel`] replays a script for tests;
+//! with the `openai` feature, `OpenAiModel` speaks to any OpenAI-compatible
+//! server.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use chalie_core::session::{Event, Reply, ScriptedModel, Sessions};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let registry = chalie_core::registry().unwrap().clone();
+//! let dispatcher = Arc::new(chalie_core::Dispatcher::new(registry));
+//! let model = Arc::new(ScriptedModel::new([Reply::text("Nothing to do.")]));
+//! let sessions = Sessions::builder(dispatcher, model).build();
+//! let events = sessions.send("session-1", "anything?").unwrap().finish().await;
+//! assert_eq!(events.last().map(Event::name), Some("run.settlement.completed"));
+//! # }
+//! ```
+//!
+//! # Modes and the permission gate
+//!
+//! Abilities declare `effect = read | write`. The policy decides first; the
+//! mode may only tighten what it gave, and never holds back a read:
+//!
+//! | policy says | `approval` (default) | `auto` | `plan` | `plan_collect` |
+//! |---|---|---|---|---|
+//! | `deny` | denied | denied | denied | denied |
+//! | `ask`, a write | asks the human | asks the human | blocked | captured as a plan step |
+//! | `allow`, a write | asks the human | runs | blocked | captured as a plan step |
+//! | a read | as the policy says | as the policy says | as the policy says | as the policy says |
+//!
+//! - A policy `deny` always wins, in every mode.
+//! - `ask` always means a human decides before the call runs: `auto` only
+//!   drops the approval the *mode* adds, never one the operator configured.
+//!   On a channel without a human, asking is a rejection.
+//! - Asking emits `tool.approval_required` and waits on a pending approval
+//!   kept in the [`SessionStore`]: [`Sessions::approve`] runs the call,
+//!   [`Sessions::reject`] tells the model it was declined, and no answer
+//!   within the approval timeout (60 s by default) rejects it with
+//!   `tool.approval_timeout`.
+//! - `plan` blocks a write with `{"blocked": true, "reason":
+//!   "plan_mode_read_only"}` (error `plan-mode-read-only`, a `tool.failed`).
+//! - `plan_collect` records the write as the next [`PlanStep`]
+//!   (`plan.step_added`; the call completes with `addedToPlan: true`).
+//!   [`Sessions::execute_plan`] later runs the steps in order through the
+//!   dispatcher, as `auto` would: accepting the plan approves its writes,
+//!   but a policy `ask` still asks and a `deny` still wins.
+//! - The mode can change at any moment ([`Sessions::set_mode`]); the next
+//!   call the gate checks sees it.
+//!
+//! # Runs
+//!
+//! - A reply that narrates an action instead of calling a tool ("I need to
+//!   fetch your tasks…") is retried once with a stronger instruction. Prose
+//!   that may be such a narration is held back while it streams, so the
+//!   discarded text never reaches the client as `message.delta`.
+//! - A model without tool support runs conversationally: no tools offered.
+//! - When the session's rate limit refuses a call (`tool.degraded`), the
+//!   run goes on without tools and the model is told why.
+//! - The iteration cap ends a run with `message.partially_completed`.
+//! - `run.settlement.completed` is always the last event.
+//!
+//! # Persistence
+//!
+//! Sessions, runs, messages, each message's tool calls, pending approvals
+//! and plans live behind [`SessionStore`]: [`MemoryStore`] in memory or,
+//! with the default `sqlite` feature, `SqliteStore` in an embedded
+//! database. A process that stops while an approval is pending loses
+//! nothing: reopened, [`Sessions::approve`] still applies, and
+//! [`Sessions::resume`] completes the run.
+
+mod call;
+mod core;
+mod event;
+mod memory;
+mod mode;
+mod model;
+mod narration;
+mod run;
+mod scripted;
+mod seam;
+mod sessions;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+mod store;
+mod stream;
+
+pub use event::{Activity, Event, EventError, Phase};
+pub use memory::MemoryStore;
+pub use mode::{Mode, UnknownMode};
+pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
+pub use scripted::{Reply, ScriptedModel};
+pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+pub use store::{
+    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
+    StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+};
+pub use stream::{EventLog, EventStream};
+
+pub(crate) use seam::{SessionGate, plan_blocked};

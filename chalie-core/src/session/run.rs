@@ -1,0 +1,362 @@
+//! The run loop: ask the model with the turn's active tools, dispatch its
+//! calls, feed the envelopes back, until it answers or the cap is hit.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tokio::task::JoinHandle;
+
+use super::call::run_call;
+use super::core::Core;
+use super::event::{Event, Phase};
+use super::mode::{Mode, ModeCell};
+use super::model::{Message, ModelChunk, ModelRequest, ModelToolCall, Role};
+use super::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
+use super::seam::SessionGate;
+use super::sessions::SessionError;
+use super::store::{PlanStep, RunRecord, RunStatus, StoreError};
+use super::stream::EventLog;
+use crate::{AssembleOptions, CORE_ABILITIES, Progress, ToolDescriptor, Turn, assemble};
+
+/// What a run does.
+pub(crate) enum RunKind {
+    /// Answer a user message.
+    Message(String),
+    /// Pick up an unfinished run from the store.
+    Resume,
+    /// Execute a collected plan's steps in order.
+    Plan(Vec<PlanStep>),
+}
+
+struct RunCtx {
+    core: Arc<Core>,
+    turn: Turn,
+    events: EventLog,
+    tool_calls: usize,
+    iterations: usize,
+}
+
+pub(crate) fn spawn_run(
+    handle: &tokio::runtime::Handle,
+    core: Arc<Core>,
+    session_id: String,
+    run_id: String,
+    mode: ModeCell,
+    events: EventLog,
+    kind: RunKind,
+) -> Result<JoinHandle<()>, SessionError> {
+    let mode_override = matches!(kind, RunKind::Plan(_)).then_some(Mode::Auto);
+    if !matches!(kind, RunKind::Resume) {
+        core.store.put_run(&RunRecord {
+            id: run_id.clone(),
+            session_id: session_id.clone(),
+            status: RunStatus::Running,
+        })?;
+    }
+    let progress_events = events.clone();
+    let turn = Turn::builder(core.config.channel)
+        .session_id(session_id.clone())
+        .run_id(run_id.clone())
+        .progress(Arc::new(move |progress: Progress| {
+            progress_events.push(Event::ToolProgress {
+                tool_key: progress.tool,
+                call_id: progress.call_id,
+                message: progress.message,
+            });
+        }))
+        .extension(SessionGate {
+            core: Arc::clone(&core),
+            session_id,
+            run_id,
+            mode,
+            mode_override,
+            events: events.clone(),
+        })
+        .build();
+    let mut ctx = RunCtx {
+        core,
+        turn,
+        events,
+        tool_calls: 0,
+        iterations: 0,
+    };
+    Ok(handle.spawn(async move {
+        let status = match ctx.drive(kind).await {
+            Ok(status) => status,
+            Err(error) => {
+                ctx.events.push(Event::RunFailed {
+                    error: error.to_string(),
+                });
+                RunStatus::Failed
+            }
+        };
+        ctx.settle(status);
+    }))
+}
+
+impl RunCtx {
+    fn settle(&self, status: RunStatus) {
+        let stored = self.core.store.put_run(&RunRecord {
+            id: self.turn.run_id().to_owned(),
+            session_id: self.turn.session_id().to_owned(),
+            status,
+        });
+        if let Err(error) = stored {
+            self.events.push(Event::RunFailed {
+                error: error.to_string(),
+            });
+        }
+        self.events.push(Event::RunSettlementCompleted {
+            run_id: self.turn.run_id().to_owned(),
+            status: status.as_str().to_owned(),
+            tool_calls: self.tool_calls,
+            iterations: self.iterations,
+        });
+    }
+
+    fn phase(&self, phase: Phase) {
+        self.events.push(Event::AgentPhaseChanged { phase });
+    }
+
+    fn append(&self, message: &Message) -> Result<u64, StoreError> {
+        self.core
+            .store
+            .append_message(self.turn.session_id(), self.turn.run_id(), message)
+    }
+
+    async fn drive(&mut self, kind: RunKind) -> Result<RunStatus, StoreError> {
+        match kind {
+            RunKind::Message(text) => {
+                self.append(&Message::user(text))?;
+            }
+            RunKind::Plan(steps) => return self.execute_plan(steps).await,
+            RunKind::Resume => {
+                if self.finish_interrupted_calls().await? {
+                    return Ok(RunStatus::Completed);
+                }
+            }
+        }
+        self.model_loop().await
+    }
+
+    /// Dispatches the calls of the run's last assistant message that have
+    /// no result yet. Returns whether the run has nothing left to do (an
+    /// interrupted plan, which has no model turn).
+    async fn finish_interrupted_calls(&mut self) -> Result<bool, StoreError> {
+        let messages = self.core.store.messages(self.turn.session_id())?;
+        let run_id = self.turn.run_id();
+        let Some(last) = messages
+            .iter()
+            .rposition(|stored| stored.run_id == run_id && stored.message.role == Role::Assistant)
+        else {
+            return Ok(false);
+        };
+        let answered: HashSet<&str> = messages[last..]
+            .iter()
+            .filter_map(|stored| stored.message.tool_call_id.as_deref())
+            .collect();
+        let assistant = &messages[last];
+        let pending: Vec<ModelToolCall> = assistant
+            .message
+            .tool_calls
+            .iter()
+            .filter(|call| !answered.contains(call.id.as_str()))
+            .cloned()
+            .collect();
+        if !pending.is_empty() {
+            self.phase(Phase::ExecutingTool);
+        }
+        for call in &pending {
+            self.tool_calls += 1;
+            run_call(&self.core, &self.turn, &self.events, assistant.seq, call).await?;
+        }
+        Ok(assistant.message.content == PLAN_MESSAGE)
+    }
+
+    async fn execute_plan(&mut self, steps: Vec<PlanStep>) -> Result<RunStatus, StoreError> {
+        let calls: Vec<ModelToolCall> = steps
+            .into_iter()
+            .map(|step| ModelToolCall {
+                id: step.call_id,
+                name: step.tool,
+                arguments: step.input,
+            })
+            .collect();
+        // The plan's calls are stored as one assistant message first, so a
+        // restart mid-plan resumes the steps not yet run.
+        let seq = self.append(&Message {
+            role: Role::Assistant,
+            content: PLAN_MESSAGE.into(),
+            tool_calls: calls.clone(),
+            tool_call_id: None,
+        })?;
+        self.phase(Phase::ExecutingTool);
+        for call in &calls {
+            self.tool_calls += 1;
+            run_call(&self.core, &self.turn, &self.events, seq, call).await?;
+        }
+        Ok(RunStatus::Completed)
+    }
+
+    /// The tools the next request offers: the always-on core, the pinned
+    /// abilities, then what discovery activated, each once.
+    fn active_tools(&self) -> Vec<ToolDescriptor> {
+        let registry = self.core.dispatcher.registry();
+        let options = AssembleOptions::for_channel(self.turn.channel());
+        let activated = self.turn.activated_tools();
+        let mut seen = HashSet::new();
+        CORE_ABILITIES
+            .iter()
+            .map(|name| (*name).to_owned())
+            .chain(self.core.config.pinned.iter().cloned())
+            .chain(activated)
+            .filter(|name| seen.insert(name.clone()))
+            .filter_map(|name| registry.get(&name).map(|entry| assemble(entry, options)))
+            .collect()
+    }
+
+    fn request(&self, notes: &[Message], tools_on: bool) -> Result<ModelRequest, StoreError> {
+        let mut messages = Vec::new();
+        if let Some(prompt) = &self.core.config.system_prompt {
+            messages.push(Message::system(prompt.clone()));
+        }
+        messages.extend(
+            self.core
+                .store
+                .messages(self.turn.session_id())?
+                .into_iter()
+                .map(|stored| stored.message),
+        );
+        messages.extend(notes.iter().cloned());
+        let tools = if tools_on && self.core.model.supports_tools() {
+            self.active_tools()
+        } else {
+            Vec::new()
+        };
+        Ok(ModelRequest { messages, tools })
+    }
+
+    async fn model_loop(&mut self) -> Result<RunStatus, StoreError> {
+        // Run-scoped notes to the model; never stored in the conversation.
+        let mut notes: Vec<Message> = Vec::new();
+        let mut tools_on = true;
+        let mut retried = false;
+        let mut last_text = String::new();
+        while self.iterations < self.core.config.max_iterations {
+            self.phase(if self.tool_calls == 0 {
+                Phase::Planning
+            } else {
+                Phase::ReadingResult
+            });
+            let request = self.request(&notes, tools_on)?;
+            // Hold prose back while it may be a narrated action, but only
+            // when a retry could follow.
+            let mut holding = !retried && !request.tools.is_empty();
+            let narration = &self.core.config.narration;
+            self.iterations += 1;
+            let mut stream = self.core.model.stream(request);
+            let mut text = String::new();
+            let mut calls = Vec::new();
+            let mut failure = None;
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    Ok(ModelChunk::Text(delta)) => {
+                        text.push_str(&delta);
+                        if !holding {
+                            self.events.push(Event::MessageDelta { delta });
+                        } else if narration.judge(&text) == Verdict::Answer {
+                            holding = false;
+                            self.events.push(Event::MessageDelta {
+                                delta: text.clone(),
+                            });
+                        }
+                    }
+                    Ok(ModelChunk::ToolCall(call)) => calls.push(call),
+                    Err(error) => {
+                        failure = Some(error);
+                        break;
+                    }
+                }
+            }
+            if let Some(error) = failure {
+                let shown = if holding { String::new() } else { text };
+                if !shown.is_empty() {
+                    self.events.push(Event::MessagePartiallyCompleted {
+                        content: shown,
+                        reason: "model_error".into(),
+                    });
+                }
+                self.events.push(Event::RunFailed {
+                    error: format!("the model failed: {error}"),
+                });
+                return Ok(RunStatus::Failed);
+            }
+
+            if !calls.is_empty() && tools_on {
+                let calls = self.name_calls(calls);
+                let seq = self.append(&Message {
+                    role: Role::Assistant,
+                    content: text.clone(),
+                    tool_calls: calls.clone(),
+                    tool_call_id: None,
+                })?;
+                self.phase(Phase::ExecutingTool);
+                for call in &calls {
+                    self.tool_calls += 1;
+                    let outcome = run_call(&self.core, &self.turn, &self.events, seq, call).await?;
+                    if outcome.rate_limited && tools_on {
+                        tools_on = false;
+                        notes.push(Message::system(RATE_LIMITED_INSTRUCTION));
+                    }
+                }
+                if !holding {
+                    last_text = text;
+                }
+                continue;
+            }
+
+            // A text answer: is it a narrated action?
+            self.phase(Phase::Verifying);
+            if holding && narration.is_narration(&text) {
+                retried = true;
+                notes.push(Message::assistant(text));
+                notes.push(Message::system(RETRY_INSTRUCTION));
+                continue;
+            }
+            if holding && !text.is_empty() {
+                self.events.push(Event::MessageDelta {
+                    delta: text.clone(),
+                });
+            }
+            self.append(&Message::assistant(text.clone()))?;
+            self.events.push(Event::MessageCompleted { content: text });
+            return Ok(RunStatus::Completed);
+        }
+        self.events.push(Event::MessagePartiallyCompleted {
+            content: last_text,
+            reason: "iteration_limit".into(),
+        });
+        Ok(RunStatus::Partial)
+    }
+
+    /// Gives every call an id unique in the run: a model may omit ids or
+    /// repeat one.
+    fn name_calls(&self, calls: Vec<ModelToolCall>) -> Vec<ModelToolCall> {
+        let mut seen = HashSet::new();
+        calls
+            .into_iter()
+            .enumerate()
+            .map(|(index, mut call)| {
+                if call.id.is_empty() || !seen.insert(call.id.clone()) {
+                    call.id = format!("{}-{}-{index}", self.turn.run_id(), self.iterations);
+                    seen.insert(call.id.clone());
+                }
+                call
+            })
+            .collect()
+    }
+}
+
+/// The content of the assistant message that carries an executed plan.
+const PLAN_MESSAGE: &str = "Executing the approved plan.";

@@ -1,0 +1,375 @@
+//! [`Sessions`]: the host's handle on conversations, runs and approvals.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::core::{Config, Core, LiveRun, lock};
+use super::event::Event;
+use super::memory::MemoryStore;
+use super::mode::{Mode, ModeCell};
+use super::model::Model;
+use super::run::{RunKind, spawn_run};
+use super::store::{ApprovalState, PlanStep, RunStatus, SessionRecord, SessionStore, StoreError};
+use super::stream::{EventLog, EventStream};
+use crate::{Channel, Dispatcher};
+
+/// Why a session call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No call of that run is waiting for an approval.
+    #[error("call `{call_id}` of run `{run_id}` is not waiting for an approval")]
+    NotPending {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call_id: String,
+    },
+    /// The plan has no step to execute.
+    #[error("session `{0}` has no plan to execute; collect one in `plan_collect` mode first")]
+    EmptyPlan(String),
+    /// There is no tokio runtime to drive the run on.
+    #[error("runs need a tokio runtime; call this from inside one")]
+    NoRuntime,
+}
+
+/// One run: its id and its events. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Run {
+    id: String,
+    session_id: String,
+    events: EventLog,
+}
+
+impl Run {
+    /// The run's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    /// Its session.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+    /// A subscriber reading every event from the first.
+    pub fn events(&self) -> EventStream {
+        self.events.subscribe()
+    }
+    /// The event log itself.
+    pub fn log(&self) -> &EventLog {
+        &self.events
+    }
+    /// Waits for the run to settle and returns all its events.
+    pub async fn finish(&self) -> Vec<Event> {
+        self.events.collect().await
+    }
+}
+
+/// Configures [`Sessions`].
+pub struct SessionsBuilder {
+    dispatcher: Arc<Dispatcher>,
+    model: Arc<dyn Model>,
+    store: Option<Arc<dyn SessionStore>>,
+    config: Config,
+}
+
+impl std::fmt::Debug for SessionsBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionsBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionsBuilder {
+    /// Where sessions live (default: a [`MemoryStore`]).
+    pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+    /// How long a write waits for the human before it is rejected with
+    /// `tool.approval_timeout` (default 60 s).
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.config.approval_timeout = timeout;
+        self
+    }
+    /// The most model requests one run makes (default 8, at least 1).
+    pub fn max_iterations(mut self, iterations: usize) -> Self {
+        self.config.max_iterations = iterations.max(1);
+        self
+    }
+    /// Abilities every request offers, beside the always-on core
+    /// (`find_tools`, `find_skills`, `memory`, ...) and whatever discovery
+    /// activates during the run.
+    pub fn pinned<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.config.pinned.extend(names.into_iter().map(Into::into));
+        self
+    }
+    /// The system prompt every request starts with.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.config.system_prompt = Some(prompt.into());
+        self
+    }
+    /// The channel runs' calls are made on (default [`Channel::Chat`]).
+    pub fn channel(mut self, channel: Channel) -> Self {
+        self.config.channel = channel;
+        self
+    }
+    /// The sessions.
+    pub fn build(self) -> Sessions {
+        Sessions {
+            core: Arc::new(Core {
+                dispatcher: self.dispatcher,
+                model: self.model,
+                store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
+                config: self.config,
+                modes: Default::default(),
+                runs: Default::default(),
+                approvals: Default::default(),
+                next_run: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+/// Conversations with a model that calls tools through a [`Dispatcher`]:
+/// each [`send`](Sessions::send) starts a run that streams [`Event`]s,
+/// gated by the session's [`Mode`]. Cheap to clone; clones share.
+///
+/// ```
+/// use std::sync::Arc;
+/// use chalie_core::session::{Event, Reply, ScriptedModel, Sessions};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let dispatcher = Arc::new(chalie_core::Dispatcher::new(chalie_core::registry().unwrap().clone()));
+/// let model = Arc::new(ScriptedModel::new([Reply::text("Hello!")]));
+/// let sessions = Sessions::builder(dispatcher, model).build();
+/// let run = sessions.send("s1", "hi").unwrap();
+/// let events = run.finish().await;
+/// let names: Vec<_> = events.iter().map(Event::name).collect();
+/// assert_eq!(names, [
+///     "agent.phase.changed", "message.delta", "agent.phase.changed",
+///     "message.completed", "run.settlement.completed",
+/// ]);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Sessions {
+    pub(crate) core: Arc<Core>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("config", &self.core.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    /// Starts configuring sessions over a dispatcher and a model.
+    pub fn builder(dispatcher: Arc<Dispatcher>, model: Arc<dyn Model>) -> SessionsBuilder {
+        SessionsBuilder {
+            dispatcher,
+            model,
+            store: None,
+            config: Config::default(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn SessionStore> {
+        &self.core.store
+    }
+
+    /// The session's live mode, loading or creating the session.
+    pub(crate) fn mode_cell(&self, session_id: &str) -> Result<ModeCell, SessionError> {
+        if let Some(cell) = lock(&self.core.modes).get(session_id) {
+            return Ok(cell.clone());
+        }
+        let mode = match self.core.store.session(session_id)? {
+            Some(session) => session.mode,
+            None => {
+                let session = SessionRecord {
+                    id: session_id.to_owned(),
+                    mode: Mode::default(),
+                };
+                self.core.store.put_session(&session)?;
+                session.mode
+            }
+        };
+        let mut modes = lock(&self.core.modes);
+        Ok(modes
+            .entry(session_id.to_owned())
+            .or_insert_with(|| ModeCell::new(mode))
+            .clone())
+    }
+
+    /// The session's mode (a new session is in [`Mode::Approval`]).
+    pub fn mode(&self, session_id: &str) -> Result<Mode, SessionError> {
+        Ok(self.mode_cell(session_id)?.get())
+    }
+
+    /// Changes the session's mode, at any moment: the next call the gate
+    /// checks, even in a run already going, sees the new mode.
+    pub fn set_mode(&self, session_id: &str, mode: Mode) -> Result<(), SessionError> {
+        let cell = self.mode_cell(session_id)?;
+        self.core.store.put_session(&SessionRecord {
+            id: session_id.to_owned(),
+            mode,
+        })?;
+        cell.set(mode);
+        Ok(())
+    }
+
+    /// Starts a run for a user message; the session is created if new.
+    pub fn send(&self, session_id: &str, text: &str) -> Result<Run, SessionError> {
+        self.start(session_id, RunKind::Message(text.to_owned()), None)
+    }
+
+    fn start(
+        &self,
+        session_id: &str,
+        kind: RunKind,
+        run_id: Option<String>,
+    ) -> Result<Run, SessionError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
+        let mode = self.mode_cell(session_id)?;
+        let run_id = run_id.unwrap_or_else(|| {
+            let n = self.core.next_run.fetch_add(1, Ordering::Relaxed);
+            format!("run-{}-{n}", unique_prefix())
+        });
+        let events = EventLog::new();
+        let task = spawn_run(
+            &handle,
+            Arc::clone(&self.core),
+            session_id.to_owned(),
+            run_id.clone(),
+            mode,
+            events.clone(),
+            kind,
+        )?;
+        lock(&self.core.runs).insert(
+            run_id.clone(),
+            LiveRun {
+                session_id: session_id.to_owned(),
+                events: events.clone(),
+                task: Some(task),
+            },
+        );
+        Ok(Run {
+            id: run_id,
+            session_id: session_id.to_owned(),
+            events,
+        })
+    }
+
+    /// A run this process started or resumed, e.g. to stream its events.
+    pub fn run(&self, run_id: &str) -> Option<Run> {
+        lock(&self.core.runs).get(run_id).map(|live| Run {
+            id: run_id.to_owned(),
+            session_id: live.session_id.clone(),
+            events: live.events.clone(),
+        })
+    }
+
+    /// Approves a pending write: the run waiting on it goes on. The answer
+    /// is stored first, so it holds even if the run resumes only later.
+    pub fn approve(&self, run_id: &str, call_id: &str) -> Result<(), SessionError> {
+        self.answer(run_id, call_id, true)
+    }
+
+    /// Rejects a pending write: the model is told it was declined.
+    pub fn reject(&self, run_id: &str, call_id: &str) -> Result<(), SessionError> {
+        self.answer(run_id, call_id, false)
+    }
+
+    fn answer(&self, run_id: &str, call_id: &str, approved: bool) -> Result<(), SessionError> {
+        let state = if approved {
+            ApprovalState::Approved
+        } else {
+            ApprovalState::Rejected
+        };
+        if !self.core.store.decide_approval(run_id, call_id, state)? {
+            return Err(SessionError::NotPending {
+                run_id: run_id.to_owned(),
+                call_id: call_id.to_owned(),
+            });
+        }
+        self.core
+            .approvals
+            .notify(&(run_id.to_owned(), call_id.to_owned()), approved);
+        Ok(())
+    }
+
+    /// The session's plan: writes captured in `plan_collect` mode, in order.
+    pub fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, SessionError> {
+        Ok(self.core.store.plan(session_id)?)
+    }
+
+    /// Runs the plan's steps in order through the dispatcher, as a run of
+    /// its own (tool events, then the settlement). Accepting the plan
+    /// approves its writes, so steps run as in `auto` mode: a policy `ask`
+    /// still asks and a `deny` still wins. The plan is then empty.
+    pub fn execute_plan(&self, session_id: &str) -> Result<Run, SessionError> {
+        let steps = self.core.store.plan(session_id)?;
+        if steps.is_empty() {
+            return Err(SessionError::EmptyPlan(session_id.to_owned()));
+        }
+        self.core.store.clear_plan(session_id)?;
+        self.start(session_id, RunKind::Plan(steps), None)
+    }
+
+    /// Drops the session's plan.
+    pub fn discard_plan(&self, session_id: &str) -> Result<(), SessionError> {
+        Ok(self.core.store.clear_plan(session_id)?)
+    }
+
+    /// Resumes every run the store holds as unfinished, e.g. after a
+    /// restart while an approval was pending: a pending approval is asked
+    /// again (or, if answered meanwhile, applied), and the run completes.
+    pub fn resume(&self) -> Result<Vec<Run>, SessionError> {
+        let live: HashMap<String, bool> = lock(&self.core.runs)
+            .iter()
+            .map(|(id, run)| (id.clone(), !run.events.is_closed()))
+            .collect();
+        let mut resumed = Vec::new();
+        for run in self.core.store.unfinished_runs()? {
+            if run.status != RunStatus::Running || live.get(&run.id) == Some(&true) {
+                continue;
+            }
+            resumed.push(self.start(&run.session_id, RunKind::Resume, Some(run.id))?);
+        }
+        Ok(resumed)
+    }
+
+    /// Stops every run of this process where it is, as a process that
+    /// exits does; what the store holds lets [`resume`](Self::resume)
+    /// finish them later.
+    pub fn shutdown(&self) {
+        let mut runs = lock(&self.core.runs);
+        for run in runs.values_mut() {
+            if let Some(task) = run.task.take() {
+                task.abort();
+            }
+            run.events.close();
+        }
+    }
+}
+
+/// A per-process prefix, so run ids of two processes sharing a store differ.
+fn unique_prefix() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos())
+        .unwrap_or_default();
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PREFIX
+        .get_or_init(|| format!("{:x}", (nanos as u64) ^ u64::from(std::process::id())))
+        .clone()
+}

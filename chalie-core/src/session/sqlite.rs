@@ -1,0 +1,441 @@
+//! The embedded SQLite store (feature `sqlite`): sessions survive a restart.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::mode::Mode;
+use super::model::Message;
+use super::store::{
+    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
+    StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL, seq INTEGER NOT NULL, run_id TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    run_id TEXT NOT NULL, call_id TEXT NOT NULL, ord INTEGER NOT NULL, message_seq INTEGER NOT NULL,
+    tool TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL, envelope TEXT,
+    execution_ms INTEGER NOT NULL, PRIMARY KEY (run_id, call_id)
+);
+CREATE TABLE IF NOT EXISTS approvals (
+    run_id TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT NOT NULL, tool TEXT NOT NULL,
+    input TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (run_id, call_id)
+);
+CREATE INDEX IF NOT EXISTS approvals_by_session ON approvals (session_id, state);
+CREATE TABLE IF NOT EXISTS plan_steps (
+    session_id TEXT NOT NULL, idx INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
+    input TEXT NOT NULL, PRIMARY KEY (session_id, idx)
+);
+";
+
+/// A [`SessionStore`] in an embedded SQLite database (bundled, no system
+/// library needed). WAL journal with `synchronous = NORMAL`: a write is
+/// durable against a process crash at once, and against power loss at
+/// the next checkpoint.
+///
+/// ```
+/// use chalie_core::session::{Mode, SessionRecord, SessionStore, SqliteStore};
+///
+/// let store = SqliteStore::in_memory().unwrap();
+/// store.put_session(&SessionRecord { id: "s1".into(), mode: Mode::Plan }).unwrap();
+/// assert_eq!(store.session("s1").unwrap().unwrap().mode, Mode::Plan);
+/// ```
+#[derive(Debug)]
+pub struct SqliteStore {
+    connection: Mutex<Connection>,
+}
+
+fn failed(error: impl std::fmt::Display) -> StoreError {
+    StoreError(error.to_string())
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(failed)
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(failed)
+}
+
+fn corrupt(what: &str, value: &str) -> StoreError {
+    StoreError(format!("the database holds an unknown {what} `{value}`"))
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let connection = Connection::open(path)
+            .map_err(|error| StoreError(format!("cannot open `{}`: {error}", path.display())))?;
+        Self::prepare(connection)
+    }
+
+    /// A private in-memory database, e.g. for tests.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::prepare(Connection::open_in_memory().map_err(failed)?)
+    }
+
+    fn prepare(connection: Connection) -> Result<Self, StoreError> {
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
+            )
+            .map_err(failed)?;
+        connection.execute_batch(SCHEMA).map_err(failed)?;
+        Ok(Self {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        self.connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn approval_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[String; 6]> {
+    Ok([
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+    ])
+}
+
+fn approval_from(
+    [run_id, call_id, session_id, tool, input, state]: [String; 6],
+) -> Result<ApprovalRecord, StoreError> {
+    Ok(ApprovalRecord {
+        state: ApprovalState::parse(&state).ok_or_else(|| corrupt("approval state", &state))?,
+        input: from_json::<Value>(&input)?,
+        run_id,
+        call_id,
+        session_id,
+        tool,
+    })
+}
+
+impl SessionStore for SqliteStore {
+    fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.db()
+            .execute(
+                "INSERT INTO sessions (id, mode) VALUES (?1, ?2)
+                 ON CONFLICT (id) DO UPDATE SET mode = excluded.mode",
+                params![session.id, session.mode.as_str()],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let mode: Option<String> = self
+            .db()
+            .query_row("SELECT mode FROM sessions WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(failed)?;
+        mode.map(|mode| {
+            Ok(SessionRecord {
+                id: id.to_owned(),
+                mode: mode.parse::<Mode>().map_err(failed)?,
+            })
+        })
+        .transpose()
+    }
+
+    fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.db()
+            .execute(
+                "INSERT INTO runs (id, session_id, status, created)
+                 VALUES (?1, ?2, ?3, (SELECT COUNT(*) FROM runs))
+                 ON CONFLICT (id) DO UPDATE SET status = excluded.status",
+                params![run.id, run.session_id, run.status.as_str()],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
+        let row: Option<(String, String)> = self
+            .db()
+            .query_row(
+                "SELECT session_id, status FROM runs WHERE id = ?1",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(failed)?;
+        row.map(|(session_id, status)| {
+            Ok(RunRecord {
+                id: id.to_owned(),
+                session_id,
+                status: RunStatus::parse(&status).ok_or_else(|| corrupt("run status", &status))?,
+            })
+        })
+        .transpose()
+    }
+
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare("SELECT id, session_id FROM runs WHERE status = 'running' ORDER BY created")
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (id, session_id) = row.map_err(failed)?;
+            Ok(RunRecord {
+                id,
+                session_id,
+                status: RunStatus::Running,
+            })
+        })
+        .collect()
+    }
+
+    fn append_message(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        message: &Message,
+    ) -> Result<u64, StoreError> {
+        let body = to_json(message)?;
+        let seq: i64 = self
+            .db()
+            .query_row(
+                "INSERT INTO messages (session_id, seq, run_id, body)
+                 VALUES (?1, (SELECT COUNT(*) FROM messages WHERE session_id = ?1), ?2, ?3)
+                 RETURNING seq",
+                params![session_id, run_id, body],
+                |row| row.get(0),
+            )
+            .map_err(failed)?;
+        Ok(seq as u64)
+    }
+
+    fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare("SELECT seq, run_id, body FROM messages WHERE session_id = ?1 ORDER BY seq")
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([session_id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (seq, run_id, body) = row.map_err(failed)?;
+            Ok(StoredMessage {
+                seq: seq as u64,
+                run_id,
+                message: from_json(&body)?,
+            })
+        })
+        .collect()
+    }
+
+    fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        let input = to_json(&record.input)?;
+        self.db()
+            .execute(
+                "INSERT INTO tool_calls
+                   (run_id, call_id, ord, message_seq, tool, input, status, envelope, execution_ms)
+                 VALUES (?1, ?2, (SELECT COUNT(*) FROM tool_calls WHERE run_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (run_id, call_id) DO UPDATE SET
+                   status = excluded.status, envelope = excluded.envelope,
+                   execution_ms = excluded.execution_ms",
+                params![
+                    record.run_id,
+                    record.call_id,
+                    record.message_seq as i64,
+                    record.tool,
+                    input,
+                    record.status.as_str(),
+                    record.envelope,
+                    record.execution_ms as i64,
+                ],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(
+                "SELECT call_id, message_seq, tool, input, status, envelope, execution_ms
+                 FROM tool_calls WHERE run_id = ?1 ORDER BY ord",
+            )
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([run_id], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                    row.get::<_, i64>(6)?,
+                ))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (call_id, message_seq, tool, input, status, envelope, execution_ms) =
+                row.map_err(failed)?;
+            Ok(ToolCallRecord {
+                run_id: run_id.to_owned(),
+                message_seq: message_seq as u64,
+                call_id,
+                tool,
+                input: from_json(&input)?,
+                status: ToolCallStatus::parse(&status)
+                    .ok_or_else(|| corrupt("tool call status", &status))?,
+                envelope,
+                execution_ms: execution_ms as u64,
+            })
+        })
+        .collect()
+    }
+
+    fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
+        let input = to_json(&approval.input)?;
+        self.db()
+            .execute(
+                "INSERT OR REPLACE INTO approvals (run_id, call_id, session_id, tool, input, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    approval.run_id,
+                    approval.call_id,
+                    approval.session_id,
+                    approval.tool,
+                    input,
+                    approval.state.as_str(),
+                ],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn approval(&self, run_id: &str, call_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        let row = self
+            .db()
+            .query_row(
+                "SELECT run_id, call_id, session_id, tool, input, state FROM approvals
+                 WHERE run_id = ?1 AND call_id = ?2",
+                [run_id, call_id],
+                approval_row,
+            )
+            .optional()
+            .map_err(failed)?;
+        row.map(approval_from).transpose()
+    }
+
+    fn decide_approval(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        state: ApprovalState,
+    ) -> Result<bool, StoreError> {
+        let changed = self
+            .db()
+            .execute(
+                "UPDATE approvals SET state = ?3
+                 WHERE run_id = ?1 AND call_id = ?2 AND state = 'pending'",
+                params![run_id, call_id, state.as_str()],
+            )
+            .map_err(failed)?;
+        Ok(changed == 1)
+    }
+
+    fn pending_approvals(&self, session_id: &str) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(
+                "SELECT run_id, call_id, session_id, tool, input, state FROM approvals
+                 WHERE session_id = ?1 AND state = 'pending' ORDER BY rowid",
+            )
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([session_id], approval_row)
+            .map_err(failed)?;
+        rows.map(|row| approval_from(row.map_err(failed)?))
+            .collect()
+    }
+
+    fn add_plan_step(&self, session_id: &str, step: &PlanStep) -> Result<(), StoreError> {
+        let input = to_json(&step.input)?;
+        self.db()
+            .execute(
+                "INSERT OR REPLACE INTO plan_steps (session_id, idx, call_id, tool, input)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    session_id,
+                    step.index as i64,
+                    step.call_id,
+                    step.tool,
+                    input
+                ],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(
+                "SELECT idx, call_id, tool, input FROM plan_steps WHERE session_id = ?1 ORDER BY idx",
+            )
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([session_id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (index, call_id, tool, input) = row.map_err(failed)?;
+            Ok(PlanStep {
+                index: index as usize,
+                call_id,
+                tool,
+                input: from_json(&input)?,
+            })
+        })
+        .collect()
+    }
+
+    fn clear_plan(&self, session_id: &str) -> Result<(), StoreError> {
+        self.db()
+            .execute("DELETE FROM plan_steps WHERE session_id = ?1", [session_id])
+            .map_err(failed)?;
+        Ok(())
+    }
+}

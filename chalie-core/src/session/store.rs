@@ -1,0 +1,248 @@
+//! What a session keeps, behind a store trait: sessions, runs, messages,
+//! each message's tool calls, pending approvals and plans.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::mode::Mode;
+use super::model::Message;
+
+/// A session: an id and its mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The session's id.
+    pub id: String,
+    /// Its mode now.
+    pub mode: Mode,
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Going, or interrupted (e.g. the process stopped while an approval
+    /// was pending): [`Sessions::resume`](super::Sessions::resume) picks it up.
+    Running,
+    /// The model answered.
+    Completed,
+    /// It stopped before a final answer (the iteration cap).
+    Partial,
+    /// It failed (the model could not answer).
+    Failed,
+}
+
+impl RunStatus {
+    /// `running`, `completed`, `partial` or `failed`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        [Self::Running, Self::Completed, Self::Partial, Self::Failed]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// One run: a user message and what the agent did about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The run's id.
+    pub id: String,
+    /// Its session.
+    pub session_id: String,
+    /// Where it is.
+    pub status: RunStatus,
+}
+
+/// A message as stored: its place in the session and its run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredMessage {
+    /// Its position in the session, from 0.
+    pub seq: u64,
+    /// The run it belongs to.
+    pub run_id: String,
+    /// The message.
+    pub message: Message,
+}
+
+/// Where a tool call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// Dispatched, not finished (it may be waiting for an approval).
+    Started,
+    /// It succeeded (or was captured as a plan step).
+    Completed,
+    /// It failed or was refused.
+    Failed,
+}
+
+impl ToolCallStatus {
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            ToolCallStatus::Started => "started",
+            ToolCallStatus::Completed => "completed",
+            ToolCallStatus::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        [Self::Started, Self::Completed, Self::Failed]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// One tool call of an assistant message, enough to rebuild its card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The run.
+    pub run_id: String,
+    /// The assistant message that made the call ([`StoredMessage::seq`]).
+    pub message_seq: u64,
+    /// The call's id.
+    pub call_id: String,
+    /// The ability called.
+    pub tool: String,
+    /// The arguments as the model sent them.
+    pub input: Value,
+    /// Where it is.
+    pub status: ToolCallStatus,
+    /// The envelope the model read, once finished.
+    pub envelope: Option<String>,
+    /// How long the dispatcher took, in milliseconds.
+    pub execution_ms: u64,
+}
+
+/// The state of an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalState {
+    /// Waiting for the human.
+    Pending,
+    /// Approved: the call runs.
+    Approved,
+    /// Rejected: the model is told.
+    Rejected,
+    /// Nobody answered in time: rejected.
+    TimedOut,
+}
+
+impl ApprovalState {
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Rejected => "rejected",
+            ApprovalState::TimedOut => "timed_out",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Approved,
+            Self::Rejected,
+            Self::TimedOut,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == text)
+    }
+}
+
+/// A call that needs (or needed) a human's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// The run waiting.
+    pub run_id: String,
+    /// Its session.
+    pub session_id: String,
+    /// The call.
+    pub call_id: String,
+    /// The ability.
+    pub tool: String,
+    /// The validated arguments, as shown to the human.
+    pub input: Value,
+    /// Pending or decided.
+    pub state: ApprovalState,
+}
+
+/// One step of a session's plan: a write captured in `plan_collect` mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    /// Its position, from 0.
+    pub index: usize,
+    /// The call that was captured.
+    pub call_id: String,
+    /// The ability to call.
+    pub tool: String,
+    /// The arguments to call it with (the action included).
+    pub input: Value,
+}
+
+/// The store failed (the database could not be read or written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("session store: {0}")]
+pub struct StoreError(pub String);
+
+/// Where sessions live. [`MemoryStore`](super::MemoryStore) keeps them in
+/// memory; with the `sqlite` feature, [`SqliteStore`](super::SqliteStore)
+/// in an embedded database that survives a restart.
+///
+/// Methods are synchronous: an embedded store answers in microseconds, so
+/// the run calls them inline rather than paying for a blocking-pool hop.
+pub trait SessionStore: Send + Sync {
+    /// Creates or replaces a session.
+    fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError>;
+    /// A session by id.
+    fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// Creates or replaces a run.
+    fn put_run(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// A run by id.
+    fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError>;
+    /// Every run still [`RunStatus::Running`], oldest first.
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, StoreError>;
+
+    /// Appends a message to a session; returns its `seq`.
+    fn append_message(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        message: &Message,
+    ) -> Result<u64, StoreError>;
+    /// A session's messages, in order.
+    fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, StoreError>;
+
+    /// Creates or updates (by run and call id) a tool call's record.
+    fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
+    /// A run's tool calls, in the order they were first recorded.
+    fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError>;
+
+    /// Creates or replaces an approval.
+    fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError>;
+    /// An approval by run and call id.
+    fn approval(&self, run_id: &str, call_id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
+    /// Decides a pending approval; `false` when it was not pending.
+    fn decide_approval(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        state: ApprovalState,
+    ) -> Result<bool, StoreError>;
+    /// Every approval still pending in a session.
+    fn pending_approvals(&self, session_id: &str) -> Result<Vec<ApprovalRecord>, StoreError>;
+
+    /// Appends a step to a session's plan.
+    fn add_plan_step(&self, session_id: &str, step: &PlanStep) -> Result<(), StoreError>;
+    /// A session's plan, in order.
+    fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, StoreError>;
+    /// Empties a session's plan (executed or discarded).
+    fn clear_plan(&self, session_id: &str) -> Result<(), StoreError>;
+}

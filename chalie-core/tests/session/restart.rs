@@ -1,0 +1,127 @@
+//! A process that stops while an approval is pending loses nothing: the
+//! database reopened, the approval can still be given and the run completes.
+
+use std::sync::Arc;
+
+use chalie_core::session::{
+    ApprovalState, Event, Reply, RunStatus, ScriptedModel, SessionStore, SqliteStore,
+    ToolCallStatus,
+};
+use serde_json::json;
+
+use crate::abilities::done;
+use crate::{allow_all, names, sessions_with, wait_for};
+
+/// Runs until the write waits for approval, then stops "the process".
+async fn stop_while_pending(path: &std::path::Path, session: &str) -> String {
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(path).unwrap());
+    let model = Arc::new(ScriptedModel::new([Reply::tool_call(
+        "delete_task",
+        json!({ "id": 7 }),
+    )]));
+    let sessions = sessions_with(allow_all(), model, Some(store));
+    let run = sessions.send(session, "delete task 7").unwrap();
+    wait_for(&run, "tool.approval_required").await;
+    sessions.shutdown();
+    run.id().to_owned()
+}
+
+#[tokio::test]
+async fn an_approval_given_after_a_restart_completes_the_run() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("sessions.db");
+    let session = "restart-approve-first";
+    let run_id = stop_while_pending(&path, session).await;
+    assert!(done(session).is_empty());
+
+    // A new process: the same database, a model that answers the rest.
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+    let pending = store.pending_approvals(session).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].run_id.as_str(), pending[0].call_id.as_str()),
+        (run_id.as_str(), "call-1")
+    );
+    let model = Arc::new(ScriptedModel::new([Reply::text("Deleted task 7.")]));
+    let sessions = sessions_with(allow_all(), model.clone(), Some(store.clone()));
+    sessions.approve(&run_id, "call-1").unwrap();
+    let resumed = sessions.resume().unwrap();
+    assert_eq!(resumed.len(), 1);
+    assert_eq!(resumed[0].id(), run_id);
+    let events = resumed[0].finish().await;
+    assert_eq!(
+        names(&events),
+        [
+            "agent.phase.changed", // executing_tool
+            "tool.started",
+            "tool.approval_response",
+            "tool.completed",
+            "agent.phase.changed", // reading_result
+            "message.delta",
+            "message.delta",
+            "message.delta",
+            "agent.phase.changed", // verifying
+            "message.completed",
+            "run.settlement.completed",
+        ]
+    );
+    assert!(events.contains(&Event::ToolApprovalResponse {
+        tool_call_id: "call-1".into(),
+        approved: true
+    }));
+    assert_eq!(done(session), ["delete:7"], "ran exactly once");
+    // The model saw the whole conversation, the envelope last.
+    let request = &model.requests()[0];
+    assert_eq!(request.messages[0].content, "delete task 7");
+    assert!(
+        request.messages[2]
+            .content
+            .starts_with("[delete_task(status=success)]")
+    );
+    assert_eq!(
+        store.run(&run_id).unwrap().unwrap().status,
+        RunStatus::Completed
+    );
+    let calls = store.tool_calls(&run_id).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].status, ToolCallStatus::Completed);
+    assert_eq!(
+        store.approval(&run_id, "call-1").unwrap().unwrap().state,
+        ApprovalState::Approved
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_run_asks_again_and_waits_for_the_answer() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("sessions.db");
+    let session = "restart-resume-first";
+    let run_id = stop_while_pending(&path, session).await;
+
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+    let model = Arc::new(ScriptedModel::new([Reply::text("Done.")]));
+    let sessions = sessions_with(allow_all(), model, Some(store));
+    let resumed = sessions.resume().unwrap();
+    let run = &resumed[0];
+    let asked = wait_for(run, "tool.approval_required").await;
+    assert_eq!(
+        asked,
+        Event::ToolApprovalRequired {
+            tool_key: "delete_task".into(),
+            tool_call_id: "call-1".into(),
+            input: json!({ "id": 7 })
+        }
+    );
+    assert!(done(session).is_empty());
+    sessions.approve(&run_id, "call-1").unwrap();
+    let events = run.finish().await;
+    assert_eq!(
+        events.last().map(Event::name),
+        Some("run.settlement.completed")
+    );
+    assert_eq!(done(session), ["delete:7"]);
+    assert!(
+        sessions.resume().unwrap().is_empty(),
+        "nothing left to resume"
+    );
+}

@@ -1,0 +1,157 @@
+//! The store contract, the same for memory and SQLite.
+
+use chalie_core::session::{
+    ApprovalRecord, ApprovalState, MemoryStore, Message, Mode, PlanStep, RunRecord, RunStatus,
+    SessionRecord, SessionStore, SqliteStore, ToolCallRecord, ToolCallStatus,
+};
+use serde_json::json;
+
+fn contract(store: &dyn SessionStore) {
+    assert_eq!(store.session("s").unwrap(), None);
+    store
+        .put_session(&SessionRecord {
+            id: "s".into(),
+            mode: Mode::Plan,
+        })
+        .unwrap();
+    store
+        .put_session(&SessionRecord {
+            id: "s".into(),
+            mode: Mode::Auto,
+        })
+        .unwrap();
+    assert_eq!(store.session("s").unwrap().unwrap().mode, Mode::Auto);
+
+    for id in ["r1", "r2"] {
+        let run = RunRecord {
+            id: id.into(),
+            session_id: "s".into(),
+            status: RunStatus::Running,
+        };
+        store.put_run(&run).unwrap();
+    }
+    store
+        .put_run(&RunRecord {
+            id: "r1".into(),
+            session_id: "s".into(),
+            status: RunStatus::Completed,
+        })
+        .unwrap();
+    let unfinished: Vec<_> = store
+        .unfinished_runs()
+        .unwrap()
+        .into_iter()
+        .map(|run| run.id)
+        .collect();
+    assert_eq!(unfinished, ["r2"]);
+
+    assert_eq!(
+        store
+            .append_message("s", "r1", &Message::user("hi"))
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .append_message("s", "r1", &Message::assistant("hello"))
+            .unwrap(),
+        1
+    );
+    let contents: Vec<_> = store
+        .messages("s")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message.content)
+        .collect();
+    assert_eq!(contents, ["hi", "hello"]);
+
+    let mut record = ToolCallRecord {
+        run_id: "r1".into(),
+        message_seq: 1,
+        call_id: "c1".into(),
+        tool: "lookup".into(),
+        input: json!({ "query": "x" }),
+        status: ToolCallStatus::Started,
+        envelope: None,
+        execution_ms: 0,
+    };
+    store.put_tool_call(&record).unwrap();
+    record.status = ToolCallStatus::Completed;
+    record.envelope = Some("[lookup(status=success)]\nx\n[end:lookup]".into());
+    record.execution_ms = 3;
+    store.put_tool_call(&record).unwrap();
+    assert_eq!(store.tool_calls("r1").unwrap(), [record]);
+
+    let approval = ApprovalRecord {
+        run_id: "r2".into(),
+        session_id: "s".into(),
+        call_id: "c2".into(),
+        tool: "delete_task".into(),
+        input: json!({ "id": 1 }),
+        state: ApprovalState::Pending,
+    };
+    store.put_approval(&approval).unwrap();
+    assert_eq!(store.pending_approvals("s").unwrap(), std::slice::from_ref(&approval));
+    assert!(
+        store
+            .decide_approval("r2", "c2", ApprovalState::Approved)
+            .unwrap()
+    );
+    assert!(
+        !store
+            .decide_approval("r2", "c2", ApprovalState::Rejected)
+            .unwrap(),
+        "decided once"
+    );
+    assert_eq!(
+        store.approval("r2", "c2").unwrap().unwrap().state,
+        ApprovalState::Approved
+    );
+    assert!(store.pending_approvals("s").unwrap().is_empty());
+
+    for index in 0..2 {
+        let step = PlanStep {
+            index,
+            call_id: format!("c{index}"),
+            tool: "delete_task".into(),
+            input: json!({ "id": index }),
+        };
+        store.add_plan_step("s", &step).unwrap();
+    }
+    let plan: Vec<_> = store
+        .plan("s")
+        .unwrap()
+        .into_iter()
+        .map(|step| step.call_id)
+        .collect();
+    assert_eq!(plan, ["c0", "c1"]);
+    store.clear_plan("s").unwrap();
+    assert!(store.plan("s").unwrap().is_empty());
+}
+
+#[test]
+fn the_memory_store_keeps_the_contract() {
+    contract(&MemoryStore::new());
+}
+
+#[test]
+fn the_sqlite_store_keeps_the_contract_and_survives_reopening() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("store.db");
+    contract(&SqliteStore::open(&path).unwrap());
+    let reopened = SqliteStore::open(&path).unwrap();
+    assert_eq!(reopened.session("s").unwrap().unwrap().mode, Mode::Auto);
+    assert_eq!(reopened.messages("s").unwrap().len(), 2);
+    assert_eq!(reopened.tool_calls("r1").unwrap().len(), 1);
+}
+
+#[test]
+fn a_bad_path_is_a_clear_error() {
+    let error = SqliteStore::open("/nonexistent-folder/x/y.db").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("session store: cannot open `/nonexistent-folder/x/y.db`"),
+        "{error}"
+    );
+}
