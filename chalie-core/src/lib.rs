@@ -50,6 +50,7 @@
 //!   definition, and [`ToolDescriptor::render`] renders it per [`Provider`].
 
 mod ability;
+mod clock;
 mod contracts;
 mod descriptor;
 mod dispatch;
@@ -83,6 +84,7 @@ pub use dispatch::{
     DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
     PolicyStore, RateLimit, Setting, SurfaceEntry, ToolCall,
 };
+pub use clock::{Clock, ClockError};
 pub use extensions::Extensions;
 pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
 pub use params::{
@@ -97,6 +99,10 @@ pub use turn::{
     ActionRecord, ActionTrail, CallStatus, Channel, GateDecision, Progress, ProgressSink, Turn,
     TurnBuilder,
 };
+
+/// Dates and times ([`Clock`], [`Turn::now`]), re-exported so abilities
+/// use the same version.
+pub use chrono;
 
 #[doc = include_str!("docs/ability.md")]
 pub use chalie_macros::ability;

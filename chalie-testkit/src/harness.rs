@@ -4,10 +4,21 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use chalie_core::{
-    ActionRecord, Approval, ApprovalRequest, Approver, BoxFuture, Channel, Dispatched, Dispatcher,
-    Envelope, Policy, Registry, RegistryError, Setting, ToolCall, Turn,
+    ActionRecord, Approval, ApprovalRequest, Approver, BoxFuture, Channel, Clock, Dispatched,
+    Dispatcher, DispatcherBuilder, Envelope, Policy, Registry, RegistryError, Setting, ToolCall,
+    Turn,
 };
 use serde_json::Value;
+
+use crate::Smoke;
+
+/// A change to the dispatcher under test, kept so a smoke run can repeat it.
+pub(crate) type Configure = Arc<dyn Fn(DispatcherBuilder) -> DispatcherBuilder + Send + Sync>;
+
+/// The instant a harness's clock reads unless told otherwise: Monday
+/// 5 January 2026, 09:00 UTC. Tests of "today" and "overdue" stay
+/// deterministic.
+pub const DEFAULT_NOW: &str = "2026-01-05T09:00:00Z";
 
 /// Answers approval requests from a script, in order; once the script is
 /// used up every further request is rejected. Records what it was asked.
@@ -59,6 +70,8 @@ pub struct HarnessBuilder {
     policy: Policy,
     allow_all: bool,
     approver: Option<ScriptedApprover>,
+    clock: Clock,
+    configure: Vec<Configure>,
 }
 
 impl HarnessBuilder {
@@ -99,6 +112,31 @@ impl HarnessBuilder {
         self
     }
 
+    /// The clock abilities read through `Turn::now` (default: fixed at
+    /// [`DEFAULT_NOW`]; `Clock::system()` for the real time).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Makes `value` available to the abilities, as
+    /// [`DispatcherBuilder::extension`] does: the host's state.
+    pub fn extension<T: Send + Sync + 'static>(self, value: T) -> Self {
+        let shared = Arc::new(value);
+        self.configure(move |builder| builder.shared_extension(Arc::clone(&shared)))
+    }
+
+    /// Changes the dispatcher under test, e.g. to install the host's state
+    /// or a rate limit; applied after the clock, so a clock installed here
+    /// wins. [`Harness::smoke`] repeats it.
+    pub fn configure(
+        mut self,
+        configure: impl Fn(DispatcherBuilder) -> DispatcherBuilder + Send + Sync + 'static,
+    ) -> Self {
+        self.configure.push(Arc::new(configure));
+        self
+    }
+
     /// The harness; fails when the linked abilities share a name.
     pub fn build(self) -> Result<Harness, RegistryError> {
         let registry = match self.registry {
@@ -127,13 +165,22 @@ impl HarnessBuilder {
         }
         let mut builder = Dispatcher::builder(registry)
             .policy(policy)
-            .without_rate_limit();
+            .without_rate_limit()
+            .extension(self.clock);
         if let Some(approver) = self.approver {
             builder = builder.approver(approver);
         }
+        for configure in &self.configure {
+            builder = configure(builder);
+        }
         let dispatcher = builder.build();
         let turn = Turn::builder(self.channel).session_id("harness").build();
-        Ok(Harness { dispatcher, turn })
+        Ok(Harness {
+            dispatcher,
+            turn,
+            clock: self.clock,
+            configure: self.configure,
+        })
     }
 }
 
@@ -141,6 +188,8 @@ impl HarnessBuilder {
 pub struct Harness {
     dispatcher: Dispatcher,
     turn: Turn,
+    clock: Clock,
+    configure: Vec<Configure>,
 }
 
 impl Harness {
@@ -153,6 +202,10 @@ impl Harness {
             policy: Policy::new(),
             allow_all: false,
             approver: None,
+            // A fixed default: a test never depends on when it runs. The
+            // text is a constant, so parsing it cannot fail.
+            clock: Clock::parse(DEFAULT_NOW).unwrap_or_default(),
+            configure: Vec::new(),
         }
     }
 
@@ -169,6 +222,20 @@ impl Harness {
     /// The turn every call runs on; its trail holds every call.
     pub fn turn(&self) -> &Turn {
         &self.turn
+    }
+
+    /// The clock the abilities read.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// A [`Smoke`] run over the harness's abilities with the same clock and
+    /// host state; add example calls, then `.run().await`.
+    pub fn smoke(&self) -> Smoke {
+        let clock = self.clock;
+        Smoke::new(self.registry())
+            .configure(move |builder| builder.extension(clock))
+            .with_configure(&self.configure)
     }
 
     /// Calls `tool` with `arguments` as a model would.

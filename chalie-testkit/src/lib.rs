@@ -18,8 +18,8 @@
 mod harness;
 mod smoke;
 
-pub use harness::{CallOutcome, Harness, HarnessBuilder, ScriptedApprover};
-pub use smoke::{SmokeFinding, SmokeReport, smoke, smoke_toolset};
+pub use harness::{CallOutcome, DEFAULT_NOW, Harness, HarnessBuilder, ScriptedApprover};
+pub use smoke::{Smoke, SmokeFinding, SmokeReport, smoke, smoke_toolset};
 
 /// Runs every file matching `fail_glob` expecting the compile error in its
 /// `.stderr` beside it, and every file matching `pass_glob` expecting it to

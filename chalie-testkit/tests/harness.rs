@@ -1,5 +1,8 @@
 //! The harness and the smoke checks, over the example abilities.
 
+// A failed unwrap is a failed test, with its line.
+#![allow(clippy::unwrap_used)]
+
 use chalie_core::{Approval, Channel, Policy, Setting};
 use chalie_testkit::{Harness, ScriptedApprover, smoke};
 use serde_json::{Value, json};

@@ -1,0 +1,445 @@
+//! The checks a careful reviewer runs on every new ability, in one call.
+
+mod descriptor;
+mod sample;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chalie_core::{
+    AbilityEntry, Channel, Dispatched, Dispatcher, Envelope, MaxChars, Policy, Profile, Registry,
+    Setting, ToolCall, Turn, result_keys,
+};
+use serde_json::{Value, json};
+
+use crate::harness::Configure;
+
+/// One problem found by [`smoke`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SmokeFinding {
+    /// The ability.
+    pub ability: String,
+    /// Which check: `descriptor`, `contract`, `happy-path`,
+    /// `invalid-input`, `large-output` or `exposure`.
+    pub check: &'static str,
+    /// What is wrong, and what the model would have seen.
+    pub message: String,
+}
+
+/// Everything [`smoke`] found.
+#[derive(Debug, Clone, Default)]
+pub struct SmokeReport {
+    /// How many abilities were checked.
+    pub checked: usize,
+    /// How many calls were made through the dispatcher.
+    pub calls: usize,
+    /// The problems; empty when all is well.
+    pub findings: Vec<SmokeFinding>,
+}
+
+impl SmokeReport {
+    /// Panics listing every finding, unless there are none.
+    #[track_caller]
+    pub fn assert_clean(&self) {
+        assert!(self.findings.is_empty(), "{self}");
+    }
+}
+
+impl fmt::Display for SmokeReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "smoke: {} abilities checked in {} calls, {} findings",
+            self.checked,
+            self.calls,
+            self.findings.len()
+        )?;
+        for finding in &self.findings {
+            writeln!(
+                f,
+                "- {} [{}]: {}",
+                finding.ability, finding.check, finding.message
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Configures a smoke run: the host state abilities need, the example
+/// calls each declares, and the cap a body must keep to.
+///
+/// ```no_run
+/// # async fn example(registry: &chalie_core::Registry) {
+/// use serde_json::json;
+///
+/// chalie_testkit::Smoke::new(registry)
+///     .example("weather", json!({ "location": "Rome" }))
+///     .large_output("read_log", json!({ "max_chars": 200 }))
+///     .run()
+///     .await
+///     .assert_clean();
+/// # }
+/// ```
+pub struct Smoke {
+    registry: Registry,
+    configure: Vec<Configure>,
+    examples: BTreeMap<String, Vec<Value>>,
+    large: BTreeMap<String, Vec<Value>>,
+    max_body_chars: usize,
+}
+
+impl Smoke {
+    /// A smoke run over every ability of `registry`.
+    pub fn new(registry: &Registry) -> Self {
+        Self {
+            registry: registry.clone(),
+            configure: Vec::new(),
+            examples: BTreeMap::new(),
+            large: BTreeMap::new(),
+            max_body_chars: MaxChars::DEFAULT as usize,
+        }
+    }
+
+    /// Only the abilities of `toolset`.
+    pub fn toolset(mut self, toolset: &str) -> Self {
+        self.registry = self
+            .registry
+            .filter(|entry| entry.spec().toolset() == toolset);
+        self
+    }
+
+    /// Makes `value` available to the abilities, as
+    /// [`DispatcherBuilder::extension`](chalie_core::DispatcherBuilder::extension) does.
+    pub fn extension<T: Send + Sync + 'static>(self, value: T) -> Self {
+        let shared = std::sync::Arc::new(value);
+        self.configure(move |builder| builder.shared_extension(std::sync::Arc::clone(&shared)))
+    }
+
+    /// Changes the dispatcher the calls go through, e.g. to install the
+    /// host's state; the smoke policy (allow on chat) is kept.
+    pub fn configure(
+        mut self,
+        configure: impl Fn(chalie_core::DispatcherBuilder) -> chalie_core::DispatcherBuilder
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.configure.push(std::sync::Arc::new(configure));
+        self
+    }
+
+    pub(crate) fn with_configure(mut self, configure: &[Configure]) -> Self {
+        self.configure.extend(configure.iter().cloned());
+        self
+    }
+
+    /// An example call of `ability`: checked against its schema, and it
+    /// must succeed. Without one, arguments are built from the schema and
+    /// only a crash or a malformed envelope is a finding.
+    pub fn example(mut self, ability: &str, arguments: Value) -> Self {
+        self.examples
+            .entry(ability.to_owned())
+            .or_default()
+            .push(arguments);
+        self
+    }
+
+    /// A call of `ability` that produces a large output: its body must stay
+    /// within the cap, or say `truncated=true` and give a `next_cursor`.
+    pub fn large_output(mut self, ability: &str, arguments: Value) -> Self {
+        self.large
+            .entry(ability.to_owned())
+            .or_default()
+            .push(arguments);
+        self
+    }
+
+    /// The most characters a body may have without being marked truncated
+    /// (default 4000, the standard `max_chars` default).
+    pub fn max_body_chars(mut self, max_chars: usize) -> Self {
+        self.max_body_chars = max_chars;
+        self
+    }
+
+    /// Runs every check on every ability.
+    pub async fn run(self) -> SmokeReport {
+        let mut policy = Policy::new();
+        for entry in self.registry.iter() {
+            for permission in permissions(entry) {
+                // Names in a registry are valid permissions by construction.
+                let _ = policy.set(Channel::Chat, &permission, Setting::Allow);
+            }
+        }
+        let mut builder = Dispatcher::builder(self.registry.clone())
+            .policy(policy)
+            .without_rate_limit();
+        for configure in &self.configure {
+            builder = configure(builder);
+        }
+        let dispatcher = builder.build();
+        let mut report = SmokeReport::default();
+        for entry in self.registry.iter() {
+            report.checked += 1;
+            let mut run = AbilityRun {
+                smoke: &self,
+                dispatcher: &dispatcher,
+                entry,
+                report: &mut report,
+            };
+            run.check().await;
+        }
+        report
+    }
+}
+
+/// The permissions of an ability: its name and each `name.action`.
+fn permissions(entry: &AbilityEntry) -> Vec<String> {
+    let mut all = vec![entry.name().to_owned()];
+    all.extend(
+        entry
+            .spec()
+            .actions()
+            .iter()
+            .map(|action| format!("{}.{}", entry.name(), action.name())),
+    );
+    all
+}
+
+struct AbilityRun<'a> {
+    smoke: &'a Smoke,
+    dispatcher: &'a Dispatcher,
+    entry: &'a AbilityEntry,
+    report: &'a mut SmokeReport,
+}
+
+impl AbilityRun<'_> {
+    fn finding(&mut self, check: &'static str, message: String) {
+        self.report.findings.push(SmokeFinding {
+            ability: self.entry.name().to_owned(),
+            check,
+            message,
+        });
+    }
+
+    async fn call(
+        &mut self,
+        channel: Channel,
+        arguments: &Value,
+    ) -> (Dispatched, Option<Envelope>) {
+        self.report.calls += 1;
+        let turn = Turn::builder(channel)
+            .session_id(format!("smoke-{}", self.entry.name()))
+            .build();
+        let done = self
+            .dispatcher
+            .dispatch(&turn, ToolCall::new(self.entry.name(), arguments.clone()))
+            .await;
+        let envelope = Envelope::parse(&done.envelope).ok();
+        (done, envelope)
+    }
+
+    async fn check(&mut self) {
+        for message in descriptor::descriptor_problems(self.entry) {
+            self.finding("descriptor", message);
+        }
+        for message in descriptor::contract_problems(self.entry) {
+            self.finding("contract", message);
+        }
+        let declared = self.smoke.examples.get(self.entry.name()).cloned();
+        let happy = match &declared {
+            Some(examples) => {
+                for arguments in examples {
+                    self.declared_example(arguments).await;
+                }
+                examples.first().cloned().unwrap_or_else(|| json!({}))
+            }
+            None => {
+                let arguments = sample::sample_arguments(self.entry);
+                self.schema_sample(&arguments).await;
+                arguments
+            }
+        };
+        self.invalid_input(&happy).await;
+        for arguments in self
+            .smoke
+            .large
+            .get(self.entry.name())
+            .cloned()
+            .unwrap_or_default()
+        {
+            let (done, envelope) = self.call(Channel::Chat, &arguments).await;
+            match envelope {
+                Some(envelope) if envelope.is_success() => self.within_cap(&arguments, &envelope),
+                _ => self.finding(
+                    "large-output",
+                    format!(
+                        "called with {arguments}, it did not succeed:\n{}",
+                        done.envelope
+                    ),
+                ),
+            }
+        }
+        self.exposure(&happy).await;
+    }
+
+    async fn declared_example(&mut self, arguments: &Value) {
+        if let Err(error) = jsonschema::validate(self.entry.parameters(), arguments) {
+            self.finding(
+                "happy-path",
+                format!("the example call {arguments} does not match the schema: {error}"),
+            );
+            return;
+        }
+        let (done, envelope) = self.call(Channel::Chat, arguments).await;
+        match envelope {
+            Some(envelope) if envelope.is_success() => self.within_cap(arguments, &envelope),
+            _ => self.finding(
+                "happy-path",
+                format!(
+                    "the example call {arguments} did not succeed; the model read:\n{}",
+                    done.envelope
+                ),
+            ),
+        }
+    }
+
+    async fn schema_sample(&mut self, arguments: &Value) {
+        let (done, envelope) = self.call(Channel::Chat, arguments).await;
+        match envelope {
+            None => self.finding(
+                "happy-path",
+                format!("the envelope does not parse:\n{}", done.envelope),
+            ),
+            Some(envelope)
+                if matches!(
+                    envelope.code(),
+                    Some("ability-panicked" | "non-canonical-result" | "invalid-arguments")
+                ) =>
+            {
+                self.finding(
+                    "happy-path",
+                    format!(
+                        "called with {arguments}, the model read:\n{}",
+                        done.envelope
+                    ),
+                );
+            }
+            Some(envelope) if envelope.is_success() => self.within_cap(arguments, &envelope),
+            Some(_) => {}
+        }
+    }
+
+    /// A body over the cap must say it was cut and how to read on.
+    fn within_cap(&mut self, arguments: &Value, envelope: &Envelope) {
+        let chars = envelope.content.chars().count();
+        if chars <= self.smoke.max_body_chars {
+            return;
+        }
+        let truncated = envelope.attribute(result_keys::TRUNCATED) == Some("true");
+        let cursor = envelope.attribute(result_keys::NEXT_CURSOR).is_some();
+        if !(truncated && cursor) {
+            self.finding(
+                "large-output",
+                format!(
+                    "called with {arguments}, the body has {chars} characters, over the cap of {}, without `truncated=true` and a `next_cursor`",
+                    self.smoke.max_body_chars
+                ),
+            );
+        }
+    }
+
+    async fn invalid_input(&mut self, happy: &Value) {
+        let mut invalid = happy.clone();
+        if let Value::Object(map) = &mut invalid {
+            map.insert("smoke_unknown_field".into(), json!(1));
+        }
+        let (done, envelope) = self.call(Channel::Chat, &invalid).await;
+        let self_correcting = envelope.as_ref().is_some_and(|envelope| {
+            envelope.code() == Some("invalid-arguments")
+                && envelope.content.contains("smoke_unknown_field")
+                && envelope.hint().is_some()
+        });
+        if !self_correcting {
+            self.finding(
+                "invalid-input",
+                format!(
+                    "an unknown field did not give a self-correcting `invalid-arguments` error:\n{}",
+                    done.envelope
+                ),
+            );
+        }
+    }
+
+    /// Unavailable unless configured: no profile without its toolset
+    /// exposes it, and no channel the policy does not enable runs it.
+    async fn exposure(&mut self, happy: &Value) {
+        let spec = self.entry.spec();
+        let nothing = Profile::new().with_core(Vec::<String>::new());
+        if nothing.allows(spec) {
+            self.finding(
+                "exposure",
+                format!(
+                    "visible in a profile that enables no toolsets (toolset `{}`)",
+                    spec.toolset()
+                ),
+            );
+        }
+        if !nothing.with_toolset(spec.toolset()).allows(spec) {
+            self.finding(
+                "exposure",
+                format!(
+                    "hidden even by a profile that enables its toolset `{}`",
+                    spec.toolset()
+                ),
+            );
+        }
+        if spec.internal() {
+            return;
+        }
+        // The smoke policy enables it on chat only: on a background channel
+        // the gate must refuse it before it runs.
+        let (done, envelope) = self.call(Channel::Subconscious, happy).await;
+        let refused = envelope
+            .as_ref()
+            .is_some_and(|envelope| envelope.code() == Some("permission-denied"));
+        let malformed = envelope
+            .as_ref()
+            .is_some_and(|envelope| envelope.code() == Some("invalid-arguments"));
+        if !refused && !malformed {
+            self.finding(
+                "exposure",
+                format!(
+                    "it ran on the subconscious channel, which the policy does not enable:\n{}",
+                    done.envelope
+                ),
+            );
+        }
+    }
+}
+
+/// Runs the smoke checks over every ability in `registry`:
+/// - its descriptor renders valid for every provider (object root,
+///   properties present, closed objects, OpenAI strict lists every
+///   property as required);
+/// - its name, summary and examples meet the contract;
+/// - a happy-path call: the example calls given to [`Smoke::example`]
+///   (checked against the schema, and they must succeed), or else
+///   arguments built from the schema (no crash, a well-formed envelope);
+/// - a call with an unknown field gives the self-correcting
+///   `invalid-arguments` error, never a panic;
+/// - a large output (every success, and the calls given to
+///   [`Smoke::large_output`]) stays within the cap or is marked
+///   `truncated=true` with a `next_cursor`;
+/// - exposure: not visible in a profile that does not enable its toolset,
+///   and refused on a channel the policy does not enable.
+///
+/// Abilities that need host state need [`Smoke::configure`]; this is
+/// `Smoke::new(registry).run()`.
+pub async fn smoke(registry: &Registry) -> SmokeReport {
+    Smoke::new(registry).run().await
+}
+
+/// [`smoke`] over the abilities of one toolset.
+pub async fn smoke_toolset(registry: &Registry, toolset: &str) -> SmokeReport {
+    Smoke::new(registry).toolset(toolset).run().await
+}

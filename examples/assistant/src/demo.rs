@@ -1,0 +1,1 @@
+//! The demo conversation (placeholder while it is written).

@@ -1,0 +1,326 @@
+//! Notes in one folder the abilities may not leave: search finds a
+//! section, the outline lists a note's sections, the reader returns one
+//! section a slice at a time, so the model navigates before it ingests.
+
+use std::path::PathBuf;
+
+use chalie_core::{
+    Cursor, MaxChars, Params, Position, ToolResult, TopK, Turn, ability, list_body, result_keys,
+    slice_text,
+};
+use serde_json::{Value, json};
+
+use crate::state::{NotesFolder, Scratch};
+use crate::text::{keyword_score, words};
+
+/// One section of a note: a heading and the text up to the next one.
+struct Section {
+    heading: String,
+    text: String,
+}
+
+/// Splits a note at its headings; text before the first one is section 1
+/// under the note's name.
+fn sections(name: &str, text: &str) -> Vec<Section> {
+    let mut found: Vec<Section> = Vec::new();
+    for line in text.lines() {
+        if let Some(heading) = line.strip_prefix('#') {
+            found.push(Section {
+                heading: heading.trim_start_matches('#').trim().to_owned(),
+                text: String::new(),
+            });
+        } else if found.is_empty() {
+            found.push(Section {
+                heading: name.to_owned(),
+                text: String::new(),
+            });
+        }
+        if let Some(section) = found.last_mut() {
+            section.text.push_str(line);
+            section.text.push('\n');
+        }
+    }
+    found
+}
+
+fn outside(name: &str) -> ToolResult {
+    ToolResult::error(
+        "path-outside-notes",
+        format!(
+            "`{name}` is not a note in the notes folder; paths, `..` and hidden files are refused"
+        ),
+        "pass a note name as note_search or note_outline show it, e.g. `journal`",
+    )
+}
+
+/// The names of the notes, without `.md`, sorted.
+fn note_names(folder: &NotesFolder) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(&folder.root)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            entry
+                .file_name()
+                .to_str()?
+                .strip_suffix(".md")
+                .map(str::to_owned)
+        })
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The note `name` inside the folder, refusing anything that would leave
+/// it: separators, `..`, hidden files, and symlinks pointing out.
+fn resolve(folder: &NotesFolder, name: &str) -> Result<(String, PathBuf), ToolResult> {
+    let name = name.trim();
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    let plain = !stem.is_empty()
+        && !stem.starts_with('.')
+        && !stem.contains(['/', '\\', ':', '\0'])
+        && !stem.contains("..");
+    if !plain {
+        return Err(outside(name));
+    }
+    let unknown = || {
+        ToolResult::error(
+            "unknown-note",
+            format!("there is no note `{stem}`"),
+            "pass one of the valid values as note, or search with note_search",
+        )
+        .with_valid_values(note_names(folder))
+    };
+    let root = folder.root.canonicalize().map_err(|_| {
+        ToolResult::error(
+            "notes-unavailable",
+            "the notes folder cannot be read",
+            "tell the user their notes are unavailable; do not retry",
+        )
+    })?;
+    let path = root
+        .join(format!("{stem}.md"))
+        .canonicalize()
+        .map_err(|_| unknown())?;
+    if !path.starts_with(&root) {
+        return Err(outside(name));
+    }
+    Ok((stem.to_owned(), path))
+}
+
+fn read(path: &PathBuf) -> Result<String, ToolResult> {
+    std::fs::read_to_string(path).map_err(|error| {
+        ToolResult::error(
+            "note-unreadable",
+            format!("the note cannot be read: {error}"),
+            "try another note; tell the user if this one matters",
+        )
+    })
+}
+
+/// Parameters of [`note_search()`].
+#[derive(Params)]
+pub struct NoteSearchParams {
+    /// Words to look for, e.g. `embeddings model`.
+    pub query: String,
+    /// How many sections to return, 1 to 50; default 10.
+    pub top_k: TopK,
+}
+
+/// Searches the user's notes for sections about a topic. Use it first
+/// whenever the user asks what their notes say, then read one section with
+/// `note_read`. Returns `items` (`note`, `section`, `heading`, `score`,
+/// `snippet`), best first; an empty list means the notes do not cover it.
+/// Reads only the notes folder.
+#[ability(
+    effect = read,
+    toolset = "notes",
+    tooltip = "Find note sections about a topic",
+    examples = [
+        "what do my notes say about embeddings",
+        "find my notes on rate limits",
+        "search my journal for running",
+        "did I write anything about the kitchen",
+        "look up the index design notes",
+        "where did I note the tiler's visit",
+    ],
+)]
+pub async fn note_search(params: NoteSearchParams, turn: &Turn) -> ToolResult {
+    let folder = match turn.require::<NotesFolder>() {
+        Ok(folder) => folder,
+        Err(not_configured) => return not_configured,
+    };
+    let query_words = words(&params.query);
+    let mut hits: Vec<(f32, Value)> = Vec::new();
+    for name in note_names(folder) {
+        let Ok((_, path)) = resolve(folder, &name) else {
+            continue;
+        };
+        let Ok(text) = read(&path) else { continue };
+        for (index, section) in sections(&name, &text).iter().enumerate() {
+            let score = keyword_score(&query_words, &section.text);
+            if score <= 0.0 {
+                continue;
+            }
+            let snippet = section
+                .text
+                .lines()
+                .find(|line| keyword_score(&query_words, line) > 0.0)
+                .unwrap_or_default();
+            let snippet: String = snippet.chars().take(160).collect();
+            hits.push((
+                score,
+                json!({ "note": name, "section": index + 1, "heading": section.heading,
+                        "score": (score * 100.0).round() / 100.0, "snippet": snippet }),
+            ));
+        }
+    }
+    // Stable order: best score first, then the note and section order.
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0));
+    hits.truncate(params.top_k.get());
+    let items: Vec<Value> = hits.into_iter().map(|(_, item)| item).collect();
+    let count = items.len();
+    let summary = if count == 0 {
+        "no note covers this"
+    } else {
+        "read a section with note_read"
+    };
+    ToolResult::success(list_body(items, None, false, Some(summary))).with_metadata("count", count)
+}
+
+/// Parameters of [`note_outline()`].
+#[derive(Params)]
+pub struct NoteOutlineParams {
+    /// The note's name as `note_search` shows it, e.g. `journal`.
+    pub note: String,
+}
+
+/// The outline of one note: its sections with their number, heading and
+/// length in characters. Use it before reading a long note, to pick the
+/// one section worth reading with `note_read`. A name that is not a note
+/// of the notes folder (a path, `..`) is refused with `path-outside-notes`.
+#[ability(
+    effect = read,
+    toolset = "notes",
+    tooltip = "List the sections of a note",
+    examples = [
+        "what's in my journal note",
+        "show the headings of the index design note",
+        "how is the rate limits note organised",
+        "outline my February journal",
+        "which sections does that note have",
+        "give me the table of contents of my notes on discovery",
+    ],
+)]
+pub async fn note_outline(params: NoteOutlineParams, turn: &Turn) -> ToolResult {
+    let folder = match turn.require::<NotesFolder>() {
+        Ok(folder) => folder,
+        Err(not_configured) => return not_configured,
+    };
+    let (name, path) = match resolve(folder, &params.note) {
+        Ok(found) => found,
+        Err(refused) => return refused,
+    };
+    let text = match read(&path) {
+        Ok(text) => text,
+        Err(unreadable) => return unreadable,
+    };
+    let items: Vec<Value> = sections(&name, &text)
+        .iter()
+        .enumerate()
+        .map(|(index, section)| {
+            json!({ "section": index + 1, "heading": section.heading, "chars": section.text.chars().count() })
+        })
+        .collect();
+    let count = items.len();
+    let mut body = list_body(items, None, false, Some("read one section with note_read"));
+    body["note"] = json!(name);
+    ToolResult::success(body).with_metadata("count", count)
+}
+
+/// Parameters of [`note_read()`].
+#[derive(Params)]
+pub struct NoteReadParams {
+    /// The note's name, e.g. `journal`.
+    pub note: String,
+    /// The section number from `note_outline`; absent, the whole note.
+    pub section: Option<u32>,
+    /// The most characters to return, 200 to 20000; default 4000.
+    pub max_chars: MaxChars,
+    /// The `next_cursor` of the previous read, to continue the same section.
+    pub cursor: Option<Cursor>,
+}
+
+/// Reads one section of a note (or the whole note), at most `max_chars`
+/// characters at a time. Use it after `note_search` or `note_outline`.
+/// Returns the text; when more remains the header says `truncated=true`
+/// and gives `next_cursor` to pass back as `cursor`. Only notes inside the
+/// notes folder can be read; paths and `..` are refused.
+#[ability(
+    effect = read,
+    toolset = "notes",
+    tooltip = "Read a section of a note",
+    examples = [
+        "read me the embeddings section",
+        "open my journal for week 2",
+        "what exactly did I write about the cascade",
+        "show the rest of that note",
+        "read the rate limits note",
+        "continue reading",
+    ],
+)]
+pub async fn note_read(params: NoteReadParams, turn: &Turn) -> ToolResult {
+    let (folder, scratch) = match (turn.require::<NotesFolder>(), turn.require::<Scratch>()) {
+        (Ok(folder), Ok(scratch)) => (folder, scratch),
+        (Err(not_configured), _) | (_, Err(not_configured)) => return not_configured,
+    };
+    let (name, path) = match resolve(folder, &params.note) {
+        Ok(found) => found,
+        Err(refused) => return refused,
+    };
+    let text = match read(&path) {
+        Ok(text) => text,
+        Err(unreadable) => return unreadable,
+    };
+    let text = match params.section {
+        None => text,
+        Some(number) => {
+            let all = sections(&name, &text);
+            match all.into_iter().nth((number as usize).wrapping_sub(1)) {
+                Some(section) => section.text,
+                None => {
+                    return ToolResult::error(
+                        "unknown-section",
+                        format!("note `{name}` has no section {number}"),
+                        "call note_outline and pass one of its section numbers",
+                    );
+                }
+            }
+        }
+    };
+    // A cursor continues exactly this note and section.
+    let query = json!({ "note": name, "section": params.section });
+    let offset = match &params.cursor {
+        None => 0,
+        Some(cursor) => match scratch.key.verify(cursor, "note_read", &query) {
+            Ok(Position::Offset(offset)) => offset,
+            Ok(_) => return chalie_core::CursorError::WrongKind.into_tool_result(),
+            Err(invalid) => return invalid.into_tool_result(),
+        },
+    };
+    let total = text.chars().count();
+    let (shown, end) = slice_text(&text, offset, params.max_chars.get());
+    let result = ToolResult::success(shown.to_owned())
+        .with_metadata("offset", offset)
+        .with_metadata("total_chars", total)
+        .with_metadata(result_keys::TRUNCATED, end < total);
+    if end < total {
+        let next = scratch
+            .key
+            .issue("note_read", &query, Position::Offset(end));
+        result.with_metadata(result_keys::NEXT_CURSOR, next.to_string())
+    } else {
+        result
+    }
+}

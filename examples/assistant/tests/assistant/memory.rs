@@ -1,0 +1,128 @@
+use std::sync::Arc;
+
+use assistant::Host;
+use chalie_index::HashingEmbedder;
+use serde_json::{Value, json};
+
+use crate::{harness, harness_with};
+
+#[tokio::test]
+async fn recall_by_keyword_finds_what_was_stored_and_filters_by_place() {
+    let harness = harness();
+    for (content, location) in [
+        ("my sister's birthday is in May", None),
+        ("I prefer window seats on flights", None),
+        ("the best carbonara is at Da Enzo", Some("Rome")),
+    ] {
+        harness
+            .call(
+                "memory",
+                json!({ "action": "store", "content": content, "location": location }),
+            )
+            .await
+            .assert_success();
+    }
+    let seats: Value = harness
+        .call(
+            "memory",
+            json!({ "action": "recall", "query": "window seat" }),
+        )
+        .await
+        .assert_success()
+        .body()
+        .unwrap();
+    assert_eq!(seats["method"], "keyword");
+    assert_eq!(
+        seats["items"][0]["content"],
+        "I prefer window seats on flights"
+    );
+    let rome: Value = harness
+        .call("memory", json!({ "action": "recall", "location": "rome" }))
+        .await
+        .body()
+        .unwrap();
+    assert_eq!(rome["count"], 1);
+    assert_eq!(rome["items"][0]["location"], "Rome");
+}
+
+#[tokio::test]
+async fn recall_without_query_or_place_says_how_to_recover() {
+    let outcome = harness()
+        .call("memory", json!({ "action": "recall" }))
+        .await;
+    outcome.assert_error("no-query-or-location");
+    assert!(
+        outcome.text.contains("hint: pass query"),
+        "{}",
+        outcome.text
+    );
+}
+
+#[tokio::test]
+async fn forget_drops_one_memory_and_an_unknown_id_is_an_error() {
+    let harness = harness();
+    harness
+        .call(
+            "memory",
+            json!({ "action": "store", "content": "dentist is Dr Borg" }),
+        )
+        .await
+        .assert_success();
+    harness
+        .call("memory", json!({ "action": "forget", "id": 1 }))
+        .await
+        .assert_success();
+    let after: Value = harness
+        .call("memory", json!({ "action": "recall", "query": "dentist" }))
+        .await
+        .body()
+        .unwrap();
+    assert_eq!(after["count"], 0);
+    harness
+        .call("memory", json!({ "action": "forget", "id": 1 }))
+        .await
+        .assert_error("unknown-memory");
+    // `forget` requires `id`: the dispatcher bounces it before the ability runs.
+    harness
+        .call("memory", json!({ "action": "forget" }))
+        .await
+        .assert_error("invalid-arguments");
+}
+
+#[tokio::test]
+async fn with_an_embedder_recall_is_semantic() {
+    let host = Host::sample().with_embedder(Arc::new(HashingEmbedder::default()));
+    let harness = harness_with(host);
+    harness
+        .call(
+            "memory",
+            json!({ "action": "store", "content": "the car is due for a service in April" }),
+        )
+        .await
+        .assert_success();
+    harness
+        .call(
+            "memory",
+            json!({ "action": "store", "content": "Maria likes lemon cake" }),
+        )
+        .await
+        .assert_success();
+    let found: Value = harness
+        .call(
+            "memory",
+            json!({ "action": "recall", "query": "when is the car service" }),
+        )
+        .await
+        .assert_success()
+        .body()
+        .unwrap();
+    assert_eq!(found["method"], "semantic");
+    assert_eq!(
+        found["items"][0]["content"],
+        "the car is due for a service in April"
+    );
+    assert_eq!(
+        found["count"], 1,
+        "the unrelated memory is under the similarity floor: {found}"
+    );
+}
