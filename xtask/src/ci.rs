@@ -46,13 +46,15 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     Ok(())
 }
 
-/// The example assistant, after preparing what it needs.
+/// The example assistant, after preparing what it needs: the model files
+/// here, the discovery index by the assistant itself (built on its first
+/// run, reused while current).
 pub(crate) fn demo(args: &[String]) -> Outcome {
     if let Some(unknown) = args.first() {
         return Err(format!("`cargo xtask demo` takes no options, got `{unknown}`").into());
     }
     prepare()?;
-    cargo(&["run", "--quiet", "--locked", "--package", "quickstart"])
+    cargo(&["run", "--quiet", "--locked", "--package", "assistant"])
 }
 
 /// What both need before they start; idempotent (a second run checks the

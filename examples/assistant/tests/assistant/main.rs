@@ -9,6 +9,7 @@ chalie_core::link_abilities!(assistant);
 
 mod calendar;
 mod catalog;
+mod demo;
 mod memory;
 mod notes;
 mod tasks;

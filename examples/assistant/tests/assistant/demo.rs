@@ -1,0 +1,42 @@
+//! The demo's transcript is deterministic: the fixed clock, the scripted
+//! model and masked cursors make it the same on every run.
+
+use assistant::demo::{DemoPaths, prepare, run};
+
+/// The workspace root, where `cargo xtask fetch-model` puts the model.
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_transcript_matches_the_checked_in_one() {
+    let model_dir = chalie_index::MiniLm::default_dir(&root());
+    assert!(
+        model_dir.join("model.safetensors").is_file(),
+        "the demo needs the embedding model; run `cargo xtask fetch-model` first"
+    );
+    let index = tempfile::tempdir().unwrap();
+    let paths = DemoPaths {
+        model_dir: &model_dir,
+        index_dir: index.path(),
+    };
+    let host = prepare(&paths).unwrap();
+    let transcript = run(&host).await.unwrap();
+    let expected_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/assistant/demo.txt");
+    if std::env::var_os("CHALIE_BLESS").is_some() {
+        std::fs::write(&expected_path, &transcript).unwrap();
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap();
+    assert!(
+        transcript == expected,
+        "the demo changed; if that is intended, rerun with CHALIE_BLESS=1 and review the diff of tests/assistant/demo.txt\n{transcript}"
+    );
+    // The steps the README promises, each really through the pipeline.
+    assert!(transcript.contains("event capability.resolved        weather"));
+    assert!(transcript.contains("event tool.approval_required     calendar_edit"));
+    assert!(
+        transcript.contains("event tool.failed                calendar_edit: permission-denied")
+    );
+    assert!(transcript.contains("truncated=true, shown_chars=400"));
+}
