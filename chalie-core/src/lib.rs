@@ -56,6 +56,8 @@ mod descriptor;
 mod dispatch;
 mod envelope;
 mod extensions;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod params;
 mod providers;
 mod registry;

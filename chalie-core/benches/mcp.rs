@@ -1,0 +1,2 @@
+//! Filled in below.
+fn main() {}

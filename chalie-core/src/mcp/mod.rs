@@ -1,0 +1,30 @@
+//! MCP interop (feature `mcp`): serve a [`Dispatcher`](crate::Dispatcher)
+//! as an MCP server, and bring external MCP servers' tools in through the
+//! dispatcher's [`ExternalTools`](crate::ExternalTools) seam, so they are
+//! validated, gated, rendered and recorded like local abilities.
+//!
+//! - [`McpServer`]: `tools/list` in [`Exposure::Full`] or
+//!   [`Exposure::OnDemand`] (pinned core + the [`CALL_PROXY`]), every call
+//!   on [`Channel::External`](crate::Channel::External), failures as
+//!   `isError` results carrying the envelope, protocol misuse as JSON-RPC
+//!   errors; over stdio ([`McpServer::serve_stdio`]) or streamable HTTP
+//!   ([`McpServer::serve_http`]).
+//! - [`McpSource`]: one configured external server ([`McpConfig`]), its
+//!   tools under `server__tool` names ([`map_tool_names`]), with a call
+//!   timeout, reconnection and [`SourceEvent`]s when it degrades.
+
+mod client;
+mod names;
+mod server;
+
+pub use client::{
+    DEFAULT_TIMEOUT, EventSink, McpConfig, McpConfigError, McpSource, McpSourceError, ServerSpec,
+    SourceEvent, Transport,
+};
+pub use names::{
+    MAX_NAME_LEN, NameCollision, SOURCE_SEPARATOR, map_tool_names, qualify, snake_segment,
+};
+pub use server::{
+    CALL_PROXY, DEFAULT_PINNED, Exposure, HTTP_PATH, HttpServer, McpServeError, McpServer,
+    McpServerBuilder, McpServerError,
+};

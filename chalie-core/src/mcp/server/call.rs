@@ -1,0 +1,248 @@
+//! The MCP side of a call: `tools/list`, `tools/call`, progress, and the
+//! translation of a dispatched call into an MCP result.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::McpServer;
+use super::catalog::CALL_PROXY;
+use crate::{Body, Channel, Dispatched, ProgressSink, ToolCall, ToolResult, Turn, render_envelope};
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let instructions = match self.shared.exposure {
+            super::Exposure::Full => {
+                "Every tool is listed. Results are chalie envelopes: `[tool(status=...)]`, the body, `[end:tool]`; an error carries a code and a hint to act on."
+            }
+            super::Exposure::OnDemand { .. } => {
+                "Find tools with `find_tools`, then call one through `call_tool` with its exact name and arguments matching the input schema `find_tools` returned. Results are chalie envelopes; an error carries a code and a hint to act on."
+            }
+        };
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                self.shared.name.clone(),
+                self.shared.version.clone(),
+            ))
+            .with_instructions(instructions)
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + Send + '_ {
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let index = *self.shared.by_name.get(name)?;
+        Some(self.shared.listed[index].tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = self.call(request, context).await?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+impl McpServer {
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        // Calling a tool that is not listed is protocol misuse, not
+        // something the model can fix by rephrasing.
+        let Some(&index) = self.shared.by_name.get(request.name.as_ref()) else {
+            let how = match self.shared.exposure {
+                super::Exposure::Full => "call one of the tools `tools/list` returns",
+                super::Exposure::OnDemand { .. } => {
+                    "call it through `call_tool` after finding it with `find_tools`"
+                }
+            };
+            return Err(ErrorData::invalid_params(
+                format!("no listed tool is named `{}`; {how}", request.name),
+                None,
+            ));
+        };
+        let structured = self.shared.listed[index].structured;
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let (name, arguments) = if request.name == CALL_PROXY {
+            match self.unwrap_proxy(arguments) {
+                Ok(call) => call,
+                Err(result) => return Ok(envelope_result(CALL_PROXY, &result)),
+            }
+        } else {
+            (request.name.to_string(), arguments)
+        };
+
+        let progress = Forwarder::start(context.meta.get_progress_token(), context.peer.clone());
+        let mut turn = Turn::builder(Channel::External)
+            .session_id(self.session_id.clone())
+            .run_id(format!("{}-{}", self.session_id, context.id));
+        if let Some(sink) = progress.sink() {
+            turn = turn.progress(sink);
+        }
+        let turn = turn.build();
+        let call = ToolCall::new(name, arguments).with_id(context.id.to_string());
+        let dispatched = self.shared.dispatcher.dispatch(&turn, call).await;
+        drop(turn);
+        progress.finish().await;
+        Ok(dispatched_result(&dispatched, structured))
+    }
+
+    /// The proxied name and arguments, or the error the model can fix.
+    #[allow(clippy::result_large_err)] // rendered at once by the caller
+    fn unwrap_proxy(&self, arguments: Value) -> Result<(String, Value), ToolResult> {
+        let Value::Object(mut object) = arguments else {
+            return Err(invalid("the arguments must be an object"));
+        };
+        let name = match object.remove("name") {
+            Some(Value::String(name)) if !name.trim().is_empty() => name,
+            _ => {
+                return Err(invalid(
+                    "`name` must be the exact name of a tool `find_tools` returned",
+                ));
+            }
+        };
+        let arguments = match object.remove("arguments") {
+            None | Some(Value::Null) => Value::Object(JsonObject::new()),
+            Some(Value::Object(arguments)) => Value::Object(arguments),
+            Some(_) => return Err(invalid("`arguments` must be an object")),
+        };
+        if let Some(extra) = object.keys().next() {
+            return Err(invalid(&format!(
+                "unknown field `{extra}`; the proxy takes `name` and `arguments`"
+            )));
+        }
+        // What the proxy may reach is what discovery may show: an ability
+        // kept out of discovery is as unknown here as a name never linked.
+        let hidden = name == CALL_PROXY
+            || self
+                .shared
+                .dispatcher
+                .registry()
+                .get(&name)
+                .is_some_and(|entry| !entry.spec().discoverable());
+        if hidden {
+            return Err(ToolResult::error(
+                "unknown-tool",
+                format!("no tool is named `{name}`"),
+                "call `find_tools` and use a name it returns",
+            ));
+        }
+        Ok((name, arguments))
+    }
+}
+
+fn invalid(message: &str) -> ToolResult {
+    ToolResult::error(
+        "invalid-arguments",
+        message,
+        "call `call_tool` with `name` (from `find_tools`) and `arguments` (an object)",
+    )
+}
+
+/// A dispatched call as an MCP result: the envelope as text, `isError`
+/// for a failure the model can act on, structured content when declared.
+fn dispatched_result(dispatched: &Dispatched, structured: bool) -> CallToolResult {
+    let mut result = text_result(dispatched.envelope.clone(), &dispatched.result);
+    if structured && let Some(Body::Json(body @ Value::Object(_))) = dispatched.result.body() {
+        result.structured_content = Some(body.clone());
+    }
+    if let Some(media) = dispatched.result.media()
+        && media.mime_type.starts_with("image/")
+        && let Some(data) = media.data.as_str()
+    {
+        result
+            .content
+            .push(ContentBlock::image(data, media.mime_type.clone()));
+    }
+    result
+}
+
+fn envelope_result(tool: &str, result: &ToolResult) -> CallToolResult {
+    text_result(render_envelope(tool, None, result), result)
+}
+
+fn text_result(envelope: String, result: &ToolResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(envelope)];
+    if result.is_success() {
+        CallToolResult::success(content)
+    } else {
+        CallToolResult::error(content)
+    }
+}
+
+/// Turns the ability's progress reports into MCP progress notifications,
+/// in order, while the call runs.
+struct Forwarder {
+    sender: Arc<Mutex<Option<mpsc::UnboundedSender<String>>>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Forwarder {
+    fn start(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> Self {
+        let Some(token) = token else {
+            return Forwarder {
+                sender: Arc::new(Mutex::new(None)),
+                task: None,
+            };
+        };
+        let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
+        let task = tokio::spawn(async move {
+            let mut progress = 0.0;
+            while let Some(message) = receiver.recv().await {
+                progress += 1.0;
+                let notification =
+                    ProgressNotificationParam::new(token.clone(), progress).with_message(message);
+                // A client gone mid-call is not the ability's problem.
+                let _ = peer.notify_progress(notification).await;
+            }
+        });
+        Forwarder {
+            sender: Arc::new(Mutex::new(Some(sender))),
+            task: Some(task),
+        }
+    }
+
+    fn sink(&self) -> Option<ProgressSink> {
+        self.task.as_ref()?;
+        let sender = Arc::clone(&self.sender);
+        Some(Arc::new(move |progress: crate::Progress| {
+            if let Some(sender) = sender
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+            {
+                let _ = sender.send(progress.message);
+            }
+        }))
+    }
+
+    /// Closes the channel and waits until every report is sent, so all
+    /// notifications precede the result.
+    async fn finish(self) {
+        self.sender
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(task) = self.task {
+            let _ = task.await;
+        }
+    }
+}

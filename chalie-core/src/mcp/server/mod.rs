@@ -1,0 +1,247 @@
+//! A chalie [`Dispatcher`] served as an MCP server.
+
+mod call;
+mod catalog;
+mod transport;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::Tool;
+
+use crate::{Dispatcher, ExternalTools, OutputSchemas};
+use catalog::Listed;
+
+pub use catalog::CALL_PROXY;
+pub use transport::{HTTP_PATH, HttpServer, McpServeError};
+
+/// The abilities `on_demand` keeps listed when the registry has them.
+pub const DEFAULT_PINNED: [&str; 3] = ["find_tools", "find_skills", "memory"];
+
+/// Which tools `tools/list` carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exposure {
+    /// Every discoverable ability (and every external tool given with
+    /// [`McpServerBuilder::external_tools`]).
+    Full,
+    /// Only the pinned abilities the registry has (e.g. `find_tools`) and
+    /// the call proxy [`CALL_PROXY`]; the client's model finds the rest
+    /// with `find_tools` and calls them through the proxy. The default for
+    /// large catalogs: the listing stays small and never changes.
+    OnDemand {
+        /// The always-on core, by name.
+        pinned: Vec<String>,
+    },
+}
+
+impl Exposure {
+    /// `on_demand` with [`DEFAULT_PINNED`].
+    pub fn on_demand() -> Self {
+        Exposure::OnDemand {
+            pinned: DEFAULT_PINNED
+                .iter()
+                .map(|name| (*name).to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// A problem with how the server was configured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpServerError {
+    /// An ability is named like the call proxy.
+    #[error("ability `{0}` has the call proxy's name; rename it or serve with `Exposure::Full`")]
+    ProxyNameTaken(String),
+    /// Two linked outputs for one ability.
+    #[error(transparent)]
+    DuplicateOutput(#[from] crate::DuplicateOutput),
+}
+
+/// Serves a [`Dispatcher`] over MCP. Every call runs through the
+/// dispatcher on [`Channel::External`](crate::Channel::External), so a
+/// permission set to `ask` is `deny` unless the policy allows it there.
+///
+/// Cheap to clone; clones share the dispatcher and the listing. Each
+/// connection gets its own chalie session (rate window, reuse cache).
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+    session_id: String,
+}
+
+struct Shared {
+    dispatcher: Arc<Dispatcher>,
+    exposure: Exposure,
+    listed: Vec<Listed>,
+    by_name: HashMap<String, usize>,
+    next_session: AtomicU64,
+    name: String,
+    version: String,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("exposure", &self.shared.exposure)
+            .field("tools", &self.shared.listed.len())
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures an [`McpServer`].
+pub struct McpServerBuilder {
+    dispatcher: Arc<Dispatcher>,
+    exposure: Exposure,
+    outputs: Option<OutputSchemas>,
+    external: Vec<Arc<dyn ExternalTools>>,
+    name: String,
+    version: String,
+}
+
+impl std::fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("exposure", &self.exposure)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServerBuilder {
+    /// Which tools are listed (default [`Exposure::Full`]).
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// The declared outputs that become `outputSchema` and
+    /// `structuredContent` (default: every `declare_output!` linked).
+    pub fn outputs(mut self, outputs: OutputSchemas) -> Self {
+        self.outputs = Some(outputs);
+        self
+    }
+
+    /// Lists `proxy`'s tools too in `full` mode, as they are now. Give the
+    /// same proxy to the dispatcher, which routes their calls.
+    pub fn external_tools(mut self, proxy: Arc<dyn ExternalTools>) -> Self {
+        self.external.push(proxy);
+        self
+    }
+
+    /// The implementation name and version sent at `initialize` (default
+    /// `chalie` and this crate's version).
+    pub fn implementation(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// The server, its listing fixed from here on.
+    pub fn build(self) -> Result<McpServer, McpServerError> {
+        let outputs = match self.outputs {
+            Some(outputs) => outputs,
+            None => OutputSchemas::linked()?,
+        };
+        let registry = self.dispatcher.registry();
+        let mut listed: Vec<Listed> = match &self.exposure {
+            Exposure::Full => {
+                let mut listed: Vec<Listed> = catalog::exposed(registry)
+                    .into_iter()
+                    .map(|entry| catalog::ability_tool(entry, &outputs))
+                    .collect();
+                listed.extend(
+                    self.external
+                        .iter()
+                        .flat_map(|proxy| proxy.tools())
+                        .map(|tool| catalog::external_tool(&tool)),
+                );
+                listed
+            }
+            Exposure::OnDemand { pinned } => {
+                if registry.get(CALL_PROXY).is_some() {
+                    return Err(McpServerError::ProxyNameTaken(CALL_PROXY.to_owned()));
+                }
+                // A pinned ability is listed even when kept out of
+                // discovery: pinning is how such an ability is used.
+                let mut listed: Vec<Listed> = pinned
+                    .iter()
+                    .filter_map(|name| registry.get(name))
+                    .map(|entry| catalog::ability_tool(entry, &outputs))
+                    .collect();
+                listed.push(catalog::proxy_tool());
+                listed
+            }
+        };
+        // Deterministic order: by name, whatever the link or config order.
+        listed.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        listed.dedup_by(|a, b| a.tool.name == b.tool.name);
+        let by_name = listed
+            .iter()
+            .enumerate()
+            .map(|(index, listed)| (listed.tool.name.to_string(), index))
+            .collect();
+        Ok(McpServer {
+            shared: Arc::new(Shared {
+                dispatcher: self.dispatcher,
+                exposure: self.exposure,
+                listed,
+                by_name,
+                next_session: AtomicU64::new(1),
+                name: self.name,
+                version: self.version,
+            }),
+            session_id: "mcp-0".to_owned(),
+        })
+    }
+}
+
+impl McpServer {
+    /// Starts configuring a server over `dispatcher`.
+    pub fn builder(dispatcher: Arc<Dispatcher>) -> McpServerBuilder {
+        McpServerBuilder {
+            dispatcher,
+            exposure: Exposure::Full,
+            outputs: None,
+            external: Vec::new(),
+            name: "chalie".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// The tools `tools/list` returns, in order; the same on every
+    /// connection.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.shared
+            .listed
+            .iter()
+            .map(|listed| listed.tool.clone())
+            .collect()
+    }
+
+    /// The exposure mode.
+    pub fn exposure(&self) -> &Exposure {
+        &self.shared.exposure
+    }
+
+    /// The dispatcher every call goes through.
+    pub fn dispatcher(&self) -> &Arc<Dispatcher> {
+        &self.shared.dispatcher
+    }
+
+    /// The chalie session this connection's calls belong to.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The same server for a new connection: shared listing, its own
+    /// chalie session.
+    pub fn for_connection(&self) -> McpServer {
+        let number = self.shared.next_session.fetch_add(1, Ordering::Relaxed);
+        McpServer {
+            shared: Arc::clone(&self.shared),
+            session_id: format!("mcp-{number}"),
+        }
+    }
+}
