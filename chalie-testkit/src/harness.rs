@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use chalie_core::{
     ActionRecord, Approval, ApprovalRequest, Approver, BoxFuture, Channel, Clock, Dispatched,
     Dispatcher, DispatcherBuilder, Envelope, Policy, Registry, RegistryError, Setting, ToolCall,
-    Turn,
+    Turn, session::Mode,
 };
 use serde_json::Value;
 
@@ -46,19 +46,24 @@ impl ScriptedApprover {
     }
 }
 
+impl ScriptedApprover {
+    /// The next scripted answer; rejected once the script is used up.
+    pub(crate) fn next_answer(&self) -> Approval {
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+            .unwrap_or(Approval::Rejected)
+    }
+}
+
 impl Approver for ScriptedApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         self.asked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request);
-        let answer = self
-            .answers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
-            .unwrap_or(Approval::Rejected);
-        Box::pin(std::future::ready(answer))
+        Box::pin(std::future::ready(self.next_answer()))
     }
 }
 
@@ -71,6 +76,7 @@ pub struct HarnessBuilder {
     allow_all: bool,
     approver: Option<ScriptedApprover>,
     clock: Clock,
+    mode: Mode,
     configure: Vec<Configure>,
 }
 
@@ -106,7 +112,15 @@ impl HarnessBuilder {
         self
     }
 
-    /// Answer `ask` with this scripted approver.
+    /// The session mode of [`Harness::run`] (default `approval`: each
+    /// write waits for the approver).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Answer `ask` with this scripted approver; in [`Harness::run`] it
+    /// also answers the writes the session holds for approval.
     pub fn approver(mut self, approver: ScriptedApprover) -> Self {
         self.approver = Some(approver);
         self
@@ -167,18 +181,19 @@ impl HarnessBuilder {
             .policy(policy)
             .without_rate_limit()
             .extension(self.clock);
-        if let Some(approver) = self.approver {
-            builder = builder.approver(approver);
+        if let Some(approver) = &self.approver {
+            builder = builder.approver(approver.clone());
         }
         for configure in &self.configure {
             builder = configure(builder);
         }
-        let dispatcher = builder.build();
         let turn = Turn::builder(self.channel).session_id("harness").build();
         Ok(Harness {
-            dispatcher,
+            shared: Arc::new(builder.build()),
             turn,
             clock: self.clock,
+            mode: self.mode,
+            approver: self.approver,
             configure: self.configure,
         })
     }
@@ -186,9 +201,11 @@ impl HarnessBuilder {
 
 /// Calls abilities through the real dispatcher on one turn.
 pub struct Harness {
-    dispatcher: Dispatcher,
+    pub(crate) shared: Arc<Dispatcher>,
     turn: Turn,
     clock: Clock,
+    pub(crate) mode: Mode,
+    pub(crate) approver: Option<ScriptedApprover>,
     configure: Vec<Configure>,
 }
 
@@ -205,18 +222,19 @@ impl Harness {
             // A fixed default: a test never depends on when it runs. The
             // text is a constant, so parsing it cannot fail.
             clock: Clock::parse(DEFAULT_NOW).unwrap_or_default(),
+            mode: Mode::default(),
             configure: Vec::new(),
         }
     }
 
     /// The abilities under test.
     pub fn registry(&self) -> &Registry {
-        self.dispatcher.registry()
+        self.shared.registry()
     }
 
     /// The dispatcher, for what the harness does not wrap.
     pub fn dispatcher(&self) -> &Dispatcher {
-        &self.dispatcher
+        &self.shared
     }
 
     /// The turn every call runs on; its trail holds every call.
@@ -241,7 +259,7 @@ impl Harness {
     /// Calls `tool` with `arguments` as a model would.
     pub async fn call(&self, tool: &str, arguments: Value) -> CallOutcome {
         let dispatched = self
-            .dispatcher
+            .shared
             .dispatch(&self.turn, ToolCall::new(tool, arguments))
             .await;
         CallOutcome::from(dispatched)

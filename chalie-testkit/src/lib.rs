@@ -1,5 +1,6 @@
 //! Test tools for chalie abilities: a [`Harness`] that calls abilities
-//! through the real dispatcher and parses what the model would read,
+//! through the real dispatcher and parses what the model would read, or
+//! drives whole runs with a scripted model ([`Harness::run`]),
 //! [`smoke`] checks a careful reviewer would run on every ability, and
 //! [`compile_fail_suite`] for a crate's own catalogue of compile errors.
 //!
@@ -16,9 +17,11 @@
 //! ```
 
 mod harness;
+mod run;
 mod smoke;
 
 pub use harness::{CallOutcome, DEFAULT_NOW, Harness, HarnessBuilder, ScriptedApprover};
+pub use run::RunOutcome;
 pub use smoke::{Smoke, SmokeFinding, SmokeReport, smoke, smoke_toolset};
 
 /// Runs every file matching `fail_glob` expecting the compile error in its

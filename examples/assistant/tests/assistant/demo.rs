@@ -40,3 +40,19 @@ async fn the_demo_transcript_matches_the_checked_in_one() {
     );
     assert!(transcript.contains("truncated=true, shown_chars=400"));
 }
+
+/// What a user sees: the `assistant` binary itself, with its own paths
+/// (the workspace's model folder, the index under `.chalie/`), prints the
+/// same transcript — on the first run, which builds the index, and after.
+#[test]
+fn the_demo_binary_prints_the_transcript() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_assistant"))
+        .output()
+        .expect("the assistant binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the demo failed:\n{stderr}");
+    let expected_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/assistant/demo.txt");
+    let expected = std::fs::read_to_string(expected_path).unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+}

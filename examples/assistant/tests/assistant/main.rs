@@ -12,6 +12,7 @@ mod catalog;
 mod demo;
 mod memory;
 mod notes;
+mod session;
 mod tasks;
 mod weather;
 mod web;
