@@ -25,6 +25,7 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         return Err(format!("`cargo xtask test` takes no options, got `{unknown}`").into());
     }
     prepare()?;
+    prepare_python()?;
     // Every feature: the optional integrations (SQLite, HTTP, MCP) are
     // tested too, not only the default build.
     cargo(&[
@@ -62,4 +63,10 @@ pub(crate) fn demo(args: &[String]) -> Outcome {
 fn prepare() -> Outcome {
     println!("\n$ cargo xtask fetch-model");
     crate::fetch_model::run(&[])
+}
+
+/// The Python MCP SDK the MCP interop tests drive chalie with.
+fn prepare_python() -> Outcome {
+    println!("\n$ cargo xtask python-env");
+    crate::python_env::run(&[])
 }

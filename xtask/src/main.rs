@@ -11,6 +11,7 @@ mod fetch_model;
 mod index;
 mod lint;
 mod manifest;
+mod python_env;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,7 @@ commands:
   manifest --check             fail when a contract changed without its version bump (CI)
   manifest --update            rewrite contracts.lock.json, refused while a bump is missing
   fetch-model [--dir DIR]      download and verify the default embedding model
+  python-env                   a venv with the official Python MCP SDK, for the MCP tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
         "index" => index::run(&rest),
         "eval" => eval::run(&rest),
         "fetch-model" => fetch_model::run(&rest),
+        "python-env" => python_env::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

@@ -69,17 +69,16 @@ async fn the_servers_tools_become_qualified_snake_case_abilities() {
     assert_eq!(effect("py__get_forecast"), Effect::Read);
     assert_eq!(effect("py__delete_file"), Effect::Write);
 
-    // Descriptors as data for the index: the name after `py__`, the source.
+    // Descriptors as data for the index: the name after `py__`, the server.
     let descriptors = source.descriptors();
     let forecast = descriptors
         .iter()
         .find(|d| d["name"] == "get_forecast")
         .unwrap();
-    assert_eq!(
-        forecast["source"],
-        json!({ "kind": "external", "server": "py" })
-    );
-    assert_eq!(forecast["parameters"]["required"], json!(["city"]));
+    // The entry `cargo xtask index --external` reads; the index qualifies it
+    // back to `py__get_forecast`.
+    assert_eq!(forecast["server"], "py");
+    assert_eq!(forecast["input_schema"]["required"], json!(["city"]));
     assert_eq!(
         forecast["summary"],
         "Weather forecast for a city, some days ahead."

@@ -103,20 +103,21 @@ impl Remote {
     }
 }
 
-/// One tool as the discovery index's descriptor data (the JSON form of
-/// `chalie_index::Descriptor`): the name after `server__`, the source,
-/// the parameters `find_tools` hands back.
+/// One tool as descriptor data for the discovery index: the entry
+/// `cargo xtask index --external FILE.json` reads (`server`, the name
+/// after `server__`, `summary`, `input_schema`), which the index qualifies
+/// back to the same `server__name` and hands to `find_tools` with its
+/// schema.
 pub(crate) fn descriptor(server: &str, tool: &ExternalTool) -> Value {
     let prefix = format!("{server}{SOURCE_SEPARATOR}");
     let name = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name);
     json!({
+        "server": server,
         "name": name,
         "summary": tool.description,
         "examples": [],
-        "tooltip": "",
-        "source": { "kind": "external", "server": server },
         "toolset": server,
         "discoverable": true,
-        "parameters": tool.input_schema,
+        "input_schema": tool.input_schema,
     })
 }

@@ -167,8 +167,9 @@ impl McpSource {
             .map(|remote| remote.original.clone())
     }
 
-    /// Every tool as the discovery index's descriptor data, one JSON
-    /// object each (the JSONL line `cargo xtask index` reads).
+    /// Every tool as descriptor data for the discovery index, one JSON
+    /// object each: the entries of the array `cargo xtask index --external
+    /// FILE.json` reads.
     pub fn descriptors(&self) -> Vec<Value> {
         let catalog = self.catalog();
         catalog
