@@ -94,6 +94,11 @@ impl Calendar {
     }
 
     /// The sample calendar shipped with the crate (the week of 2 March 2026).
+    ///
+    /// # Panics
+    ///
+    /// Only if the crate's own `data/calendar.json` is broken, which its
+    /// tests rule out.
     pub fn sample() -> Self {
         let events: Vec<Event> = serde_json::from_str(include_str!("../data/calendar.json"))
             .unwrap_or_else(|error| panic!("data/calendar.json is valid: {error}"));
@@ -242,6 +247,11 @@ pub struct Host {
 impl Host {
     /// The sample host: the clock fixed at [`SAMPLE_NOW`], the sample
     /// calendar, tasks and notes, keyword memory, no discovery index.
+    ///
+    /// # Panics
+    ///
+    /// Only if the crate's own sample data is broken (see
+    /// [`Calendar::sample`]).
     pub fn sample() -> Self {
         let clock = Clock::parse(SAMPLE_NOW).unwrap_or_else(|error| panic!("{error}"));
         Self {

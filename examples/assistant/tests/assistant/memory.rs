@@ -126,3 +126,42 @@ async fn with_an_embedder_recall_is_semantic() {
         "the unrelated memory is under the similarity floor: {found}"
     );
 }
+
+/// With the real MiniLM model, recall finds a memory that shares no word
+/// with the query; keyword recall cannot.
+#[tokio::test]
+async fn minilm_recalls_by_meaning_where_keywords_find_nothing() {
+    let dir = chalie_index::MiniLm::default_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    );
+    let minilm =
+        chalie_index::MiniLm::load(&dir).expect("model files; run `cargo xtask fetch-model` first");
+    let facts = [
+        "my sister's birthday is in May",
+        "I prefer window seats on planes",
+    ];
+    let query = json!({ "action": "recall", "query": "when was my sibling born" });
+
+    let semantic = harness_with(Host::sample().with_embedder(Arc::new(minilm)));
+    let keyword = harness();
+    for harness in [&semantic, &keyword] {
+        for fact in facts {
+            harness
+                .call("memory", json!({ "action": "store", "content": fact }))
+                .await
+                .assert_success();
+        }
+    }
+    let found: Value = semantic.call("memory", query.clone()).await.body().unwrap();
+    assert_eq!(found["method"], "semantic");
+    assert_eq!(found["items"][0]["content"], facts[0], "{found}");
+    assert_eq!(
+        found["count"], 1,
+        "window seats is under the similarity floor: {found}"
+    );
+    let missed: Value = keyword.call("memory", query).await.body().unwrap();
+    assert_eq!(
+        (missed["method"].as_str(), missed["count"].as_u64()),
+        (Some("keyword"), Some(0))
+    );
+}
