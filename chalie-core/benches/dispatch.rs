@@ -3,10 +3,20 @@
 //! dispatcher and through rmcp's tool router (`ToolRouter::call`), side by
 //! side in one run.
 //!
-//! chalie's path does more than rmcp's: resolve, framework fields, typed
-//! parsing, tags, the rate window, the permission gate, the reuse cache,
-//! panic catching, the envelope and the trail record. Run it with
-//! `cargo bench -p chalie-core --bench dispatch`.
+//! Both sides get the same JSON arguments as a parsed `Value` (a provider
+//! hands them over parsed), parse them into the same typed struct, run the
+//! same body (a two-key JSON object) and hand back the text the model reads,
+//! owned. chalie's path does more than rmcp's: resolve, framework fields,
+//! tags, the permission gate, the reuse cache, panic catching, the envelope
+//! and the trail record. The rate limit is off: at its default of 30 calls
+//! a minute it would refuse almost every call here, and rmcp has none.
+//!
+//! Each chalie call gets a fresh turn, built and dropped outside the timing
+//! (a turn spans many calls; dropping it is per turn, not per call), while
+//! the call's own record on its trail is timed. rmcp's per-request context
+//! is part of its call and timed.
+//!
+//! Run it with `cargo bench -p chalie-core --bench dispatch`.
 
 use std::time::Duration;
 
@@ -18,7 +28,7 @@ use criterion::{BatchSize, Criterion};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, NumberOrString};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ContentBlock, NumberOrString};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
@@ -123,10 +133,12 @@ fn bench(c: &mut Criterion) {
             |(turn, arguments)| {
                 let dispatcher = &dispatcher;
                 async move {
-                    dispatcher
+                    let envelope = dispatcher
                         .dispatch(&turn, ToolCall::new("add3", arguments))
                         .await
-                        .envelope
+                        .envelope;
+                    // Criterion drops what the routine returns after timing.
+                    (turn, envelope)
                 }
             },
             BatchSize::SmallInput,
@@ -145,13 +157,14 @@ fn bench(c: &mut Criterion) {
                     let context =
                         RequestContext::<RoleServer>::new(NumberOrString::Number(1), peer.clone());
                     let call = ToolCallContext::new(server, params, context);
+                    // The text moves out, as chalie's envelope does.
                     match server.tool_router.call(call).await {
-                        Ok(CallToolResponse::Complete(result)) => result
-                            .content
-                            .first()
-                            .and_then(|content| content.as_text())
-                            .map(|text| text.text.clone())
-                            .unwrap_or_default(),
+                        Ok(CallToolResponse::Complete(result)) => {
+                            match result.content.into_iter().next() {
+                                Some(ContentBlock::Text(text)) => text.text,
+                                _ => String::new(),
+                            }
+                        }
                         _ => String::new(),
                     }
                 }

@@ -103,7 +103,8 @@ impl AbilityEntry {
 #[derive(Debug, Clone)]
 pub struct Registry {
     entries: Vec<AbilityEntry>,
-    by_name: HashMap<&'static str, usize>,
+    // Looked up on every call: a fast hasher, the names are our own.
+    by_name: HashMap<&'static str, usize, foldhash::fast::RandomState>,
 }
 
 /// Why a registry could not be built.
@@ -137,7 +138,10 @@ impl Registry {
                     .cmp(b.spec.location().module_path()),
             )
         });
-        let mut by_name = HashMap::with_capacity(entries.len());
+        let mut by_name = HashMap::with_capacity_and_hasher(
+            entries.len(),
+            foldhash::fast::RandomState::default(),
+        );
         for (index, entry) in entries.iter().enumerate() {
             if let Some(previous) = by_name.insert(entry.name(), index) {
                 return Err(RegistryError::DuplicateName {

@@ -187,7 +187,10 @@ impl Body {
     pub fn render(&self) -> Cow<'_, str> {
         match self {
             Body::Text(text) => Cow::Borrowed(text),
-            Body::Json(value) => Cow::Owned(value.to_string()),
+            // Straight to a string: `Display` goes through a formatter.
+            Body::Json(value) => {
+                Cow::Owned(serde_json::to_string(value).unwrap_or_else(|_| value.to_string()))
+            }
             Body::Unserializable(error) => Cow::Owned(format!("(unserializable result: {error})")),
         }
     }

@@ -109,31 +109,117 @@ pub struct ActionRecord {
     pub reused: bool,
 }
 
+/// A name a turn or a trail entry carries: the registry's own, shared
+/// between clones, or moved in.
+#[derive(Debug, Clone)]
+pub(crate) enum Name {
+    Static(&'static str),
+    Shared(Arc<str>),
+    Owned(String),
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Name::Static(name) => name,
+            Name::Shared(name) => name,
+            Name::Owned(name) => name,
+        }
+    }
+}
+
+/// One call as the trail stores it: an [`ActionRecord`] whose names are
+/// shared with the call rather than copied, since every call is recorded
+/// and the copy only matters when someone reads the trail.
+#[derive(Debug)]
+pub(crate) struct TrailEntry {
+    pub(crate) call_id: Name,
+    pub(crate) tool: Name,
+    pub(crate) action: Option<Name>,
+    /// `None`: `tool`, or `tool.action` for a call with an action.
+    pub(crate) permission: Option<String>,
+    pub(crate) decision: GateDecision,
+    pub(crate) status: CallStatus,
+    pub(crate) error_code: Option<String>,
+    pub(crate) duration: Duration,
+    pub(crate) background: bool,
+    pub(crate) reused: bool,
+}
+
+impl TrailEntry {
+    fn to_record(&self) -> ActionRecord {
+        let permission = match (&self.permission, &self.action) {
+            (Some(permission), _) => permission.clone(),
+            (None, Some(action)) => format!("{}.{}", &*self.tool, &**action),
+            (None, None) => self.tool.to_string(),
+        };
+        ActionRecord {
+            call_id: self.call_id.to_string(),
+            tool: self.tool.to_string(),
+            action: self.action.as_deref().map(str::to_owned),
+            permission,
+            decision: self.decision,
+            status: self.status,
+            error_code: self.error_code.clone(),
+            duration: self.duration,
+            background: self.background,
+            reused: self.reused,
+        }
+    }
+}
+
+impl From<ActionRecord> for TrailEntry {
+    fn from(record: ActionRecord) -> Self {
+        Self {
+            call_id: Name::Owned(record.call_id),
+            tool: Name::Owned(record.tool),
+            action: record.action.map(Name::Owned),
+            permission: Some(record.permission),
+            decision: record.decision,
+            status: record.status,
+            error_code: record.error_code,
+            duration: record.duration,
+            background: record.background,
+            reused: record.reused,
+        }
+    }
+}
+
 /// The calls made during one turn, in order. Cheap to clone; clones share.
 #[derive(Debug, Clone, Default)]
 pub struct ActionTrail {
-    records: Arc<Mutex<Vec<ActionRecord>>>,
+    entries: Arc<Mutex<Vec<TrailEntry>>>,
 }
 
 impl ActionTrail {
+    fn entries(&self) -> std::sync::MutexGuard<'_, Vec<TrailEntry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Appends a record.
     pub fn record(&self, record: ActionRecord) {
-        self.records
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(record);
+        self.record_entry(record.into());
+    }
+
+    /// Appends an entry without copying its names.
+    pub(crate) fn record_entry(&self, entry: TrailEntry) {
+        self.entries().push(entry);
     }
 
     /// Replaces the record of `call_id` (e.g. when a background call ends).
     pub fn update(&self, call_id: &str, update: impl FnOnce(&mut ActionRecord)) -> bool {
-        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
-        match records
+        let mut entries = self.entries();
+        match entries
             .iter_mut()
             .rev()
-            .find(|record| record.call_id == call_id)
+            .find(|entry| &*entry.call_id == call_id)
         {
-            Some(record) => {
-                update(record);
+            Some(entry) => {
+                let mut record = entry.to_record();
+                update(&mut record);
+                *entry = record.into();
                 true
             }
             None => false,
@@ -142,18 +228,12 @@ impl ActionTrail {
 
     /// A copy of every record so far.
     pub fn snapshot(&self) -> Vec<ActionRecord> {
-        self.records
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.entries().iter().map(TrailEntry::to_record).collect()
     }
 
     /// How many calls were recorded.
     pub fn len(&self) -> usize {
-        self.records
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.entries().len()
     }
 
     /// Whether no call was recorded.
@@ -177,8 +257,8 @@ struct TurnShared {
 #[derive(Clone)]
 pub struct Turn {
     shared: Arc<TurnShared>,
-    call_id: Arc<str>,
-    tool: Arc<str>,
+    call_id: Name,
+    tool: Name,
     /// The dispatcher's extensions, consulted after the turn's own.
     host: Option<Arc<Extensions>>,
 }
@@ -189,7 +269,7 @@ impl std::fmt::Debug for Turn {
             .field("channel", &self.shared.channel)
             .field("session_id", &self.shared.session_id)
             .field("run_id", &self.shared.run_id)
-            .field("call_id", &self.call_id)
+            .field("call_id", &&*self.call_id)
             .finish_non_exhaustive()
     }
 }
@@ -245,8 +325,8 @@ impl TurnBuilder {
                 extensions: self.extensions,
                 activated: Mutex::new(Vec::new()),
             }),
-            call_id: Arc::from(""),
-            tool: Arc::from(""),
+            call_id: Name::Static(""),
+            tool: Name::Static(""),
             host: None,
         }
     }
@@ -263,10 +343,19 @@ impl Turn {
 
     /// The same turn, bound to one call of `tool`.
     pub fn for_call(&self, call_id: impl Into<String>, tool: &str) -> Turn {
+        self.bound(
+            Name::Shared(Arc::from(call_id.into())),
+            Name::Shared(Arc::from(tool)),
+        )
+    }
+
+    /// The same turn bound to a call, sharing the names the dispatcher
+    /// already holds.
+    pub(crate) fn bound(&self, call_id: Name, tool: Name) -> Turn {
         Turn {
             shared: Arc::clone(&self.shared),
-            call_id: Arc::from(call_id.into()),
-            tool: Arc::from(tool),
+            call_id,
+            tool,
             host: self.host.clone(),
         }
     }

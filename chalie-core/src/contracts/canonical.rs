@@ -5,26 +5,28 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// `value` as compact JSON with every object's keys sorted, so two schemas
-/// that differ only in key order hash the same.
+/// that differ only in key order hash the same. The dispatcher's reuse key
+/// is built from it too, so both agree on what "the same arguments" means.
 pub fn canonical_json(value: &Value) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
     out
 }
 
+/// Appends the canonical JSON of `value` to `out`.
 fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
             out.push('{');
-            for (index, key) in keys.into_iter().enumerate() {
+            for (index, (key, value)) in entries.into_iter().enumerate() {
                 if index > 0 {
                     out.push(',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
+                push_json(key, out);
                 out.push(':');
-                write_canonical(&map[key], out);
+                write_canonical(value, out);
             }
             out.push('}');
         }
@@ -38,7 +40,14 @@ fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        other => out.push_str(&other.to_string()),
+        scalar => push_json(scalar, out),
+    }
+}
+
+/// Appends compact JSON for a string or a scalar, which always serialise.
+fn push_json(value: &impl serde::Serialize, out: &mut String) {
+    if let Ok(json) = serde_json::to_string(value) {
+        out.push_str(&json);
     }
 }
 

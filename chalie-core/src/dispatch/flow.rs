@@ -13,6 +13,7 @@ use super::reuse::reuse_key;
 use super::session::{Session, lock};
 use super::validate::{check_action, strip_framework_fields};
 use super::{Dispatcher, errors};
+use crate::turn::{Name, TrailEntry};
 use crate::{ActionRecord, CallStatus, Effect, GateDecision, ToolResult, Turn, render_envelope};
 
 /// What is known about a call so far, for its record.
@@ -21,6 +22,11 @@ pub(crate) struct CallState {
     pub(crate) call_id: String,
     pub(crate) tool: String,
     pub(crate) action: Option<String>,
+    /// The registry's name for the tool, once it resolved to an ability:
+    /// the call-bound turn and the trail borrow it instead of copying.
+    registered: Option<&'static str>,
+    /// The call id the call-bound turn holds, shared with the trail.
+    shared_id: Option<Arc<str>>,
     decision: GateDecision,
     background: bool,
     reused: bool,
@@ -36,8 +42,20 @@ impl CallState {
         }
     }
 
-    /// Renders the envelope and builds the record.
-    fn conclude(self, result: ToolResult, status: Option<CallStatus>) -> Dispatched {
+    /// The turn the ability runs with, bound to this call.
+    fn bind(&mut self, turn: &Turn) -> Turn {
+        let call_id: Arc<str> = Arc::from(self.call_id.as_str());
+        self.shared_id = Some(Arc::clone(&call_id));
+        let tool = match self.registered {
+            Some(name) => Name::Static(name),
+            None => Name::Shared(Arc::from(self.tool.as_str())),
+        };
+        turn.bound(Name::Shared(call_id), tool)
+    }
+
+    /// Renders the envelope and builds the record, and the trail's entry
+    /// for it (which shares the call's names rather than copying them).
+    fn conclude(self, result: ToolResult, status: Option<CallStatus>) -> (Dispatched, TrailEntry) {
         let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
         let status = status.unwrap_or(if result.is_success() {
             CallStatus::Success
@@ -45,6 +63,27 @@ impl CallState {
             CallStatus::Error
         });
         let permission = self.permission();
+        let error_code = result.as_error().map(|error| error.code().to_string());
+        let duration = self.started.elapsed();
+        let entry = TrailEntry {
+            call_id: match &self.shared_id {
+                Some(call_id) => Name::Shared(Arc::clone(call_id)),
+                None => Name::Owned(self.call_id.clone()),
+            },
+            tool: match self.registered {
+                Some(name) => Name::Static(name),
+                None => Name::Owned(self.tool.clone()),
+            },
+            action: self.action.clone().map(Name::Owned),
+            // Derived again from the tool and action when read.
+            permission: None,
+            decision: self.decision,
+            status,
+            error_code: error_code.clone(),
+            duration,
+            background: self.background,
+            reused: self.reused,
+        };
         let call_id = self.call_id.clone();
         let record = ActionRecord {
             call_id: self.call_id,
@@ -53,25 +92,46 @@ impl CallState {
             permission,
             decision: self.decision,
             status,
-            error_code: result.as_error().map(|error| error.code().to_string()),
-            duration: self.started.elapsed(),
+            error_code,
+            duration,
             background: self.background,
             reused: self.reused,
         };
-        Dispatched {
+        let dispatched = Dispatched {
             call_id,
             envelope,
             result,
             record,
-        }
+        };
+        (dispatched, entry)
     }
 
     /// Concludes the call and records it on the turn's trail.
     fn finish(self, turn: &Turn, result: ToolResult) -> Dispatched {
-        let dispatched = self.conclude(result, None);
-        turn.trail().record(dispatched.record.clone());
+        let (dispatched, entry) = self.conclude(result, None);
+        turn.trail().record_entry(entry);
         dispatched
     }
+}
+
+/// `call-` and the number, without the formatting machinery: this runs on
+/// every call that comes without a provider id.
+fn numbered_call_id(number: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = number;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut id = String::with_capacity(5 + digits.len() - start);
+    id.push_str("call-");
+    id.extend(digits[start..].iter().map(|&digit| char::from(digit)));
+    id
 }
 
 impl Dispatcher {
@@ -90,12 +150,14 @@ impl Dispatcher {
             name,
             mut arguments,
         } = call;
-        let call_id = id
-            .unwrap_or_else(|| format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)));
+        let call_id =
+            id.unwrap_or_else(|| numbered_call_id(self.next_call.fetch_add(1, Ordering::Relaxed)));
         let mut state = CallState {
             call_id,
             tool: name,
             action: None,
+            registered: None,
+            shared_id: None,
             decision: GateDecision::NotReached,
             background: false,
             reused: false,
@@ -118,6 +180,7 @@ impl Dispatcher {
         };
         let (prepared, effect, internal) = match target {
             Target::Ability(entry) => {
+                state.registered = Some(entry.name());
                 match check_action(entry.spec(), &arguments) {
                     Ok(Some(action)) => state.action = Some(action.to_owned()),
                     Ok(None) => {}
@@ -206,9 +269,7 @@ impl Dispatcher {
         }
 
         // 4. Execute: reuse an earlier read, or run inline or in the background.
-        let call_turn = turn
-            .for_call(state.call_id.clone(), &state.tool)
-            .with_host_extensions(&self.extensions);
+        let call_turn = state.bind(turn).with_host_extensions(&self.extensions);
         if let Some(summary) = framework
             .summary
             .as_deref()
@@ -251,14 +312,14 @@ impl Dispatcher {
         ))
         .with_metadata("call_id", state.call_id.as_str())
         .with_metadata("background", true);
-        let dispatched = state.clone().conclude(receipt, Some(CallStatus::Pending));
-        turn.trail().record(dispatched.record.clone());
+        let (dispatched, entry) = state.clone().conclude(receipt, Some(CallStatus::Pending));
+        turn.trail().record_entry(entry);
         let completion = session.background.start(&state.call_id);
         let task_turn = turn.clone();
         tokio::spawn(async move {
             let result = started.finish(&state.tool).await;
             settle_reuse(&session, task_turn.run_id(), reuse, &result);
-            let done = state.conclude(result, None);
+            let (done, _) = state.conclude(result, None);
             let record = done.record.clone();
             task_turn
                 .trail()

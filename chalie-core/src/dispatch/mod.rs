@@ -109,7 +109,8 @@ pub struct Dispatcher {
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
     extensions: Arc<Extensions>,
-    sessions: DashMap<String, Arc<Session>>,
+    // Looked up on every call; the hasher is fast and seeded per process.
+    sessions: DashMap<String, Arc<Session>, foldhash::fast::RandomState>,
     next_call: AtomicU64,
 }
 
@@ -239,7 +240,7 @@ impl DispatcherBuilder {
             required_tags: self.required_tags,
             granted_tags: self.granted_tags,
             extensions: Arc::new(self.extensions),
-            sessions: DashMap::new(),
+            sessions: DashMap::with_hasher(foldhash::fast::RandomState::default()),
             next_call: AtomicU64::new(1),
         }
     }

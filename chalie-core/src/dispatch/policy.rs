@@ -17,6 +17,9 @@ use std::path::Path;
 
 use crate::Channel;
 
+/// The policy's maps are read on every call: a fast hasher.
+type FastMap<V> = HashMap<String, V, foldhash::fast::RandomState>;
+
 /// What the gate does with a permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -78,14 +81,14 @@ pub enum PolicyError {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct ToolRules {
     tool: Option<Setting>,
-    actions: HashMap<String, Setting>,
+    actions: FastMap<Setting>,
 }
 
 /// Explicit settings per channel. Lookup: `tool.action`, then `tool`,
 /// then the default `ask`, so a brand-new action prompts the first time.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Policy {
-    channels: [HashMap<String, ToolRules>; 3],
+    channels: [FastMap<ToolRules>; 3],
 }
 
 fn channel_index(channel: Channel) -> usize {

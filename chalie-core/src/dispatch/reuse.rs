@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
-use crate::ToolResult;
+use crate::{ToolResult, canonical_json};
 
 /// How many runs per session keep a cache; older runs are forgotten.
 const RUNS_KEPT: usize = 4;
@@ -13,41 +13,12 @@ const RUNS_KEPT: usize = 4;
 /// The reuse key: the tool and its arguments with every object's keys
 /// sorted (framework fields are already gone).
 pub(crate) fn reuse_key(tool: &str, arguments: &Value) -> String {
-    let mut key = String::with_capacity(tool.len() + 64);
+    let canonical = canonical_json(arguments);
+    let mut key = String::with_capacity(tool.len() + 1 + canonical.len());
     key.push_str(tool);
     key.push('\0');
-    write_canonical(arguments, &mut key);
+    key.push_str(&canonical);
     key
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(object) => {
-            let mut entries: Vec<(&String, &Value)> = object.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (index, (key, value)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 #[derive(Debug, Default)]
@@ -55,7 +26,7 @@ struct RunCache {
     /// Bumped by every write, so a read that ran across a write does not
     /// store what may already be stale.
     generation: u64,
-    results: HashMap<String, ToolResult>,
+    results: HashMap<String, ToolResult, foldhash::fast::RandomState>,
 }
 
 /// The reuse caches of one session's recent runs.

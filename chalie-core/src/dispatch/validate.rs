@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::params::find_field;
 use crate::{ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilitySpec, ParamErrors, Problem, ToolResult};
 
 /// The framework fields a call carried.
@@ -25,8 +26,14 @@ pub(crate) fn strip_framework_fields(arguments: &mut Value) -> Result<Framework,
         // Not an object: parsing reports it.
         return Ok(Framework::default());
     };
+    // Most calls carry neither field: look before removing, since a
+    // removal hashes the key even when it is absent.
+    let take = |object: &mut serde_json::Map<String, Value>, field: &str| {
+        find_field(object, field)?;
+        object.remove(field)
+    };
     let mut errors = ParamErrors::new();
-    let summary = match object.remove(ACT_SUMMARY_FIELD) {
+    let summary = match take(object, ACT_SUMMARY_FIELD) {
         None | Some(Value::Null) => None,
         Some(Value::String(summary)) => Some(summary),
         Some(other) => {
@@ -34,7 +41,7 @@ pub(crate) fn strip_framework_fields(arguments: &mut Value) -> Result<Framework,
             None
         }
     };
-    let background = match object.remove(ASYNC_FIELD) {
+    let background = match take(object, ASYNC_FIELD) {
         None | Some(Value::Null) => false,
         Some(Value::Bool(flag)) => flag,
         Some(other) => {
@@ -76,16 +83,17 @@ pub(crate) fn check_action(
     if spec.actions().is_empty() {
         return Ok(None);
     }
-    let valid: Vec<String> = spec
-        .actions()
-        .iter()
-        .map(|action| action.name().to_owned())
-        .collect();
     let named = arguments.get("action");
     let Some(action) = named
         .and_then(Value::as_str)
         .and_then(|name| spec.action(name))
     else {
+        // Only a bad call pays for the list of valid actions.
+        let valid: Vec<String> = spec
+            .actions()
+            .iter()
+            .map(|action| action.name().to_owned())
+            .collect();
         let message = match named {
             None | Some(Value::Null) => {
                 format!(

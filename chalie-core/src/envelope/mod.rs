@@ -15,8 +15,10 @@
 mod escape;
 mod header;
 
-use crate::ToolResult;
+use std::borrow::Cow;
+
 use crate::result::Scalar;
+use crate::{Body, ToolResult};
 
 pub use escape::{escape_body, unescape_body};
 
@@ -32,28 +34,22 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
     out.push('[');
     out.push_str(&tool);
     out.push('(');
-    let is_error = result.as_error().is_some();
-    let content = match result.as_error() {
-        None => {
-            header::push_attribute(&mut out, true, "status", "success");
-            let body = result.body().map(|body| body.render()).unwrap_or_default();
-            match escape::escape_body_cow(&body) {
-                std::borrow::Cow::Borrowed(_) => body.into_owned(),
-                std::borrow::Cow::Owned(escaped) => escaped,
-            }
-        }
+    let error = result.as_error();
+    match error {
+        None => header::push_attribute(&mut out, true, "status", "success"),
         Some(error) => {
             header::push_attribute(&mut out, true, "status", "error");
             header::push_attribute(&mut out, false, "code", error.code().as_str());
-            error_content(error)
         }
-    };
+    }
     if let Some(action) = action {
         header::push_attribute(&mut out, false, "action", action);
     }
     // Metadata never overrides what the framework wrote.
     let reserved = |key: &str| {
-        key == "status" || (key == "code" && is_error) || (key == "action" && action.is_some())
+        key == "status"
+            || (key == "code" && error.is_some())
+            || (key == "action" && action.is_some())
     };
     for (key, value) in result.metadata() {
         if !reserved(key) {
@@ -61,10 +57,44 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
         }
     }
     out.push_str(")]\n");
-    out.push_str(&content);
+    let mut out = match error {
+        None => push_body(out, result.body()),
+        Some(error) => {
+            out.push_str(&error_content(error));
+            out
+        }
+    };
     out.push_str("\n[end:");
     out.push_str(&tool);
     out.push(']');
+    out
+}
+
+/// Appends a success's body, escaped, to `out`. A JSON body is serialised
+/// straight into the envelope rather than into a string of its own.
+fn push_body(mut out: String, body: Option<&Body>) -> String {
+    let start = out.len();
+    match body {
+        Some(Body::Json(value)) => {
+            let mut bytes = out.into_bytes();
+            // A `Value` always serialises (its keys are strings), and as
+            // UTF-8; the fallbacks only keep this free of panics.
+            if serde_json::to_writer(&mut bytes, value).is_err() {
+                bytes.truncate(start);
+                bytes.extend_from_slice(value.to_string().as_bytes());
+            }
+            out = String::from_utf8(bytes)
+                .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        }
+        Some(body) => out.push_str(&body.render()),
+        None => {}
+    }
+    // Escaping is rare (no `[` at all is the common case for JSON objects
+    // and prose), so it rewrites the body only when it must.
+    if let std::borrow::Cow::Owned(escaped) = escape::escape_body_cow(&out[start..]) {
+        out.truncate(start);
+        out.push_str(&escaped);
+    }
     out
 }
 
@@ -94,7 +124,13 @@ fn error_content(error: &crate::ToolError) -> String {
     lines
 }
 
-fn tag_safe(tool: &str) -> String {
+/// `tool` with anything outside `[A-Za-z0-9_]` replaced, borrowed when
+/// it is already safe (every registered name is).
+fn tag_safe(tool: &str) -> Cow<'_, str> {
+    let is_safe = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    if !tool.is_empty() && tool.len() <= 128 && tool.chars().all(is_safe) {
+        return Cow::Borrowed(tool);
+    }
     let safe: String = tool
         .chars()
         .take(128)
@@ -107,9 +143,9 @@ fn tag_safe(tool: &str) -> String {
         })
         .collect();
     if safe.is_empty() {
-        "_".to_owned()
+        Cow::Borrowed("_")
     } else {
-        safe
+        Cow::Owned(safe)
     }
 }
 

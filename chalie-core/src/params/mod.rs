@@ -12,6 +12,8 @@ pub use schemars_type::Schemars;
 pub(crate) use schemars_type::{Closed, inlined_schema_for};
 pub use types::Bounded;
 
+pub(crate) use reader::find_field;
+
 #[doc(hidden)]
 pub use reader::{ObjectReader, check_bounds, parse_enum_value};
 #[doc(hidden)]

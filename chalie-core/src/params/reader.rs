@@ -6,6 +6,9 @@ use super::error::{ParamErrors, Problem};
 use super::types::{Bounded, found};
 use super::{ParamType, schema};
 
+/// Checks a parsed value against `#[param(min, max)]`: the bound it broke.
+type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
+
 /// Reads the fields of one object; used by `#[derive(Params)]` code.
 #[doc(hidden)]
 pub struct ObjectReader<'a> {
@@ -14,11 +17,26 @@ pub struct ObjectReader<'a> {
     errors: ParamErrors,
 }
 
-fn join(path: &str, name: &str) -> String {
+/// The field's path, borrowed for a top-level field (the common case).
+fn field_path<'n>(path: &str, name: &'n str) -> std::borrow::Cow<'n, str> {
     if path.is_empty() {
-        name.to_owned()
+        std::borrow::Cow::Borrowed(name)
     } else {
-        format!("{path}.{name}")
+        std::borrow::Cow::Owned(format!("{path}.{name}"))
+    }
+}
+
+/// `object[name]`. A tool's arguments are a handful of keys, and comparing
+/// a few short strings is cheaper than hashing one (`serde_json`'s map
+/// hashes with SipHash); larger objects use the map's index.
+pub(crate) fn find_field<'m>(object: &'m Map<String, Value>, name: &str) -> Option<&'m Value> {
+    const SCAN_UP_TO: usize = 8;
+    if object.len() <= SCAN_UP_TO {
+        object
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(value))
+    } else {
+        object.get(name)
     }
 }
 
@@ -49,7 +67,7 @@ impl<'a> ObjectReader<'a> {
         for key in object.keys() {
             if !fields.contains(&key.as_str()) {
                 let valid = fields.iter().map(|field| (*field).to_owned()).collect();
-                errors.push(join(path, key), Problem::UnknownField { valid });
+                errors.push(field_path(path, key), Problem::UnknownField { valid });
             }
         }
         Ok(Self {
@@ -69,11 +87,11 @@ impl<'a> ObjectReader<'a> {
         default: Option<Value>,
         min: Option<f64>,
         max: Option<f64>,
-        check: Option<fn(&T, Option<f64>, Option<f64>) -> Result<(), String>>,
+        check: Option<BoundsCheck<T>>,
     ) -> Option<T> {
-        let path = join(self.path, name);
+        let path = field_path(self.path, name);
         // Borrowed on the hot path; owned only for a default.
-        let value: std::borrow::Cow<'_, Value> = match self.object.get(name) {
+        let value: std::borrow::Cow<'_, Value> = match find_field(self.object, name) {
             Some(Value::Null) | None => match default {
                 Some(default) => std::borrow::Cow::Owned(default),
                 None if T::OPTIONAL => std::borrow::Cow::Owned(Value::Null),
@@ -115,17 +133,17 @@ impl<'a> ObjectReader<'a> {
                 return None;
             }
         };
-        if let Some(check) = check {
-            if let Err(bound) = check(&parsed, min, max) {
-                self.errors.push(
-                    path,
-                    Problem::OutOfRange {
-                        bound,
-                        found: found(&value),
-                    },
-                );
-                return None;
-            }
+        if let Some(check) = check
+            && let Err(bound) = check(&parsed, min, max)
+        {
+            self.errors.push(
+                path,
+                Problem::OutOfRange {
+                    bound,
+                    found: found(&value),
+                },
+            );
+            return None;
         }
         Some(parsed)
     }
