@@ -76,6 +76,7 @@
 //! with `index-corrupt` and an outdated one with `index-stale`, never with "nothing found".
 
 mod abilities;
+mod build;
 mod descriptor;
 mod discovery;
 mod embed;
@@ -88,6 +89,7 @@ mod manifest;
 mod vector;
 
 pub use abilities::{FindParams, MAX_ENTRY_CHARS, MAX_QUERY_ENTRIES, find_skills, find_tools};
+pub use build::{BuildProgress, BuildStage};
 pub use descriptor::{
     Descriptor, MAX_NAME_LEN, Source, fingerprint, local_fingerprint, normalise_name,
 };
@@ -95,7 +97,9 @@ pub use discovery::{Discovery, SkillRules};
 pub use embed::{Embedder, HashingEmbedder, MiniLm};
 pub use embed::{MINILM_DIR_NAME, MINILM_FILES};
 pub use error::{EmbedError, IndexError};
-pub use find::{Ambiguity, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, Rung, Scope};
-pub use index::{BuildProgress, BuildStage, Index, default_index_dir};
+pub use find::{
+    Ambiguity, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE, Rung, Scope,
+};
+pub use index::{Index, default_index_dir};
 pub use keyword::segment_gate;
 pub use manifest::{EmbedderInfo, MANIFEST_FILE, Manifest};

@@ -124,20 +124,25 @@ impl ProseIndex {
         Ok(ProseIndex { index })
     }
 
-    /// Up to `count` nearest vectors accepted by `keep`, as (key, cosine distance).
+    /// Up to `count` nearest vectors accepted by `keep` (all of them for `None`), as
+    /// (key, cosine distance).
+    ///
+    /// Without a filter the plain search runs: usearch's filtered search calls back across
+    /// the FFI boundary for every candidate it visits, which costs more than the distances.
     pub(crate) fn search(
         &self,
         query: &[f32],
         count: usize,
-        keep: impl Fn(u64) -> bool,
+        keep: Option<&dyn Fn(u64) -> bool>,
     ) -> Result<Vec<(u64, f32)>, IndexError> {
         if self.index.size() == 0 || count == 0 {
             return Ok(Vec::new());
         }
-        let matches = self
-            .index
-            .filtered_search(query, count, keep)
-            .map_err(|e| IndexError::Search(e.to_string()))?;
+        let matches = match keep {
+            Some(keep) => self.index.filtered_search(query, count, keep),
+            None => self.index.search(query, count),
+        }
+        .map_err(|e| IndexError::Search(e.to_string()))?;
         Ok(matches.keys.into_iter().zip(matches.distances).collect())
     }
 }

@@ -3,68 +3,17 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use chalie_index::{Descriptor, EmbedError, Embedder, FindOptions, Index, MiniLm};
+use chalie_index::{Descriptor, FindOptions, Index, MiniLm};
 use serde_json::Value;
 
 use crate::discovery_catalog::read_tools;
 
-const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--model DIR]";
+mod cache;
+use cache::CachingEmbedder;
 
-/// Memoises query embeddings: every query is embedded once, in large batches, then looked
-/// up by each of the runs (cascade, cascade without gold tools, raw ranking).
-struct CachingEmbedder {
-    inner: MiniLm,
-    cache: Mutex<HashMap<String, Vec<f32>>>,
-}
-
-impl CachingEmbedder {
-    fn warm(&self, texts: &[&str]) -> Result<(), EmbedError> {
-        for (done, chunk) in texts.chunks(512).enumerate() {
-            let vectors = self.inner.embed_batch(chunk)?;
-            let mut cache = self
-                .cache
-                .lock()
-                .map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
-            for (text, vector) in chunk.iter().zip(vectors) {
-                cache.insert((*text).to_owned(), vector);
-            }
-            eprint!(
-                "\rembedding queries {}/{}",
-                (done * 512 + chunk.len()).min(texts.len()),
-                texts.len()
-            );
-        }
-        eprintln!();
-        Ok(())
-    }
-}
-
-impl Embedder for CachingEmbedder {
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn dimensions(&self) -> usize {
-        self.inner.dimensions()
-    }
-    fn weight_hash(&self) -> &str {
-        self.inner.weight_hash()
-    }
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let cached: Option<Vec<Vec<f32>>> = {
-            let cache = self
-                .cache
-                .lock()
-                .map_err(|_| EmbedError::Inference("cache poisoned".into()))?;
-            texts.iter().map(|t| cache.get(*t).cloned()).collect()
-        };
-        match cached {
-            Some(vectors) => Ok(vectors),
-            None => self.inner.embed_batch(texts),
-        }
-    }
-}
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--model DIR] [--cache DIR]";
 
 struct Query {
     text: String,
@@ -142,6 +91,7 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let mut examples_per_tool = 8usize;
     let mut ceiling = chalie_index::DEFAULT_CEILING;
     let mut model = crate::fetch_model::default_dir();
+    let mut cache_dir = None;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
         let mut value = || {
@@ -156,6 +106,7 @@ pub fn run(args: &[String]) -> crate::Outcome {
             "--examples" => examples_per_tool = value()?.parse()?,
             "--ceiling" => ceiling = value()?.parse()?,
             "--model" => model = PathBuf::from(value()?),
+            "--cache" => cache_dir = Some(PathBuf::from(value()?)),
             _ => return Err(format!("unknown option `{flag}`\n{USAGE}").into()),
         }
     }
@@ -190,10 +141,7 @@ pub fn run(args: &[String]) -> crate::Outcome {
         }
     }
 
-    let embedder = Arc::new(CachingEmbedder {
-        inner: MiniLm::load(&model)?,
-        cache: Mutex::new(HashMap::new()),
-    });
+    let embedder = Arc::new(CachingEmbedder::new(MiniLm::load(&model)?, cache_dir)?);
     let dir = std::env::temp_dir().join(format!("chalie-eval-{}", std::process::id()));
     let started = std::time::Instant::now();
     Index::build(&descriptors, embedder.as_ref(), &dir, &mut |p| {
@@ -208,6 +156,7 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
     let started = std::time::Instant::now();
     embedder.warm(&texts)?;
+    embedder.save()?;
     eprintln!(
         "embedded {} queries in {:.1}s",
         texts.len(),

@@ -115,3 +115,32 @@ fn vector_rung_and_union_over_entries() {
     assert_eq!(outcome.injected[0].rung, Rung::Vector);
     assert_eq!(outcome.not_found, entries(&["nothing matches zzz"]));
 }
+
+#[test]
+fn several_close_examples_outrank_one_lucky_match() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut reserve = crate::support::local("reserve_restaurant", "Reserves restaurants");
+    reserve.examples = entries(&[
+        "book a table for lunch",
+        "book a table for two",
+        "book a table for brunch",
+    ]);
+    let mut order = crate::support::local("order_delivery", "Orders food delivery");
+    order.examples = entries(&["book a table for dinner tonight please"]);
+    let index = build(dir.path(), &[reserve, order]);
+    let outcome = index
+        .find(
+            &entries(&["book a table for dinner"]),
+            &FindOptions::default(),
+        )
+        .expect("find");
+    let names: Vec<&str> = outcome.injected.iter().map(|h| h.name.as_str()).collect();
+    // Max-sim alone would put `order_delivery` first: its one example is the closest vector.
+    assert_eq!(
+        names,
+        ["reserve_restaurant", "order_delivery"],
+        "{outcome:?}"
+    );
+    let [reserve, order] = [&outcome.injected[0], &outcome.injected[1]];
+    assert!(order.distance < reserve.distance, "{outcome:?}");
+}

@@ -18,6 +18,38 @@ fn manifest_round_trips() {
     assert!(read.files.contains_key("prose.usearch"));
     assert!(read.files.contains_key("descriptors.json"));
     assert!(read.files.keys().any(|k| k.starts_with("names/")));
+    // Both checksum lists cover the same files.
+    assert!(read.fast_files.keys().eq(read.files.keys()));
+}
+
+#[test]
+fn a_manifest_whose_checksum_lists_disagree_is_corrupt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    build(dir.path(), &catalog());
+    let path = dir.path().join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    manifest["fast_files"]
+        .as_object_mut()
+        .expect("fast_files")
+        .remove("descriptors.json");
+    // Reseal it, as a careless tool rewriting the manifest would, so only the lists differ.
+    manifest["self_sha256"] = "".into();
+    let mut unsealed: Manifest = serde_json::from_value(manifest).expect("manifest");
+    let text = serde_json::to_string(&unsealed).expect("serialise");
+    unsealed.self_sha256 = sha256(text.as_bytes());
+    std::fs::write(&path, serde_json::to_vec_pretty(&unsealed).expect("json")).expect("write");
+    let error = Index::open(dir.path(), embedder()).expect_err("lists differ");
+    assert_eq!(error.code(), "index-corrupt", "{error}");
+    assert!(error.to_string().contains("checksum lists"), "{error}");
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[test]
@@ -35,6 +67,9 @@ fn flipping_a_byte_in_any_artifact_is_corrupt() {
         damaged[middle] ^= 0x20;
         std::fs::write(&path, &damaged).expect("write");
         let error = Index::open(dir.path(), embedder()).expect_err(&file);
+        assert_eq!(error.code(), "index-corrupt", "{file}: {error}");
+        // The offline check (sha256 as well) sees it too.
+        let error = Index::check(dir.path(), &catalog(), embedder().as_ref()).expect_err(&file);
         assert_eq!(error.code(), "index-corrupt", "{file}: {error}");
         std::fs::write(&path, &original).expect("restore");
     }
