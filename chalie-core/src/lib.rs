@@ -48,6 +48,8 @@
 //!   is the one renderer of what the model reads.
 //! - [`assemble`] (also [`AbilityExt::descriptor`]) builds the tool
 //!   definition, and [`ToolDescriptor::render`] renders it per [`Provider`].
+//! - [`session`] runs conversations over the dispatcher: a model calling
+//!   tools, typed events, approval / auto / plan modes, a persistent store.
 
 mod ability;
 mod clock;

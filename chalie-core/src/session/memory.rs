@@ -12,9 +12,11 @@ use super::store::{
 #[derive(Debug, Default)]
 struct Data {
     sessions: HashMap<String, SessionRecord>,
-    runs: Vec<RunRecord>,
+    runs: HashMap<String, RunRecord>,
+    // Run ids in creation order, for `unfinished_runs`.
+    run_order: Vec<String>,
     messages: HashMap<String, Vec<StoredMessage>>,
-    tool_calls: Vec<ToolCallRecord>,
+    tool_calls: HashMap<String, Vec<ToolCallRecord>>,
     approvals: Vec<ApprovalRecord>,
     plans: HashMap<String, Vec<PlanStep>>,
 }
@@ -50,22 +52,22 @@ impl SessionStore for MemoryStore {
 
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         let mut data = self.data();
-        match data.runs.iter_mut().find(|stored| stored.id == run.id) {
-            Some(stored) => *stored = run.clone(),
-            None => data.runs.push(run.clone()),
+        if data.runs.insert(run.id.clone(), run.clone()).is_none() {
+            data.run_order.push(run.id.clone());
         }
         Ok(())
     }
 
     fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
-        Ok(self.data().runs.iter().find(|run| run.id == id).cloned())
+        Ok(self.data().runs.get(id).cloned())
     }
 
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        Ok(self
-            .data()
-            .runs
+        let data = self.data();
+        Ok(data
+            .run_order
             .iter()
+            .filter_map(|id| data.runs.get(id))
             .filter(|run| run.status == RunStatus::Running)
             .cloned()
             .collect())
@@ -99,13 +101,15 @@ impl SessionStore for MemoryStore {
 
     fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
         let mut data = self.data();
-        match data
-            .tool_calls
+        let calls = data.tool_calls.entry(record.run_id.clone()).or_default();
+        // A run's newest call is the one updated, so search from the end.
+        match calls
             .iter_mut()
-            .find(|stored| stored.run_id == record.run_id && stored.call_id == record.call_id)
+            .rev()
+            .find(|stored| stored.call_id == record.call_id)
         {
             Some(stored) => *stored = record.clone(),
-            None => data.tool_calls.push(record.clone()),
+            None => calls.push(record.clone()),
         }
         Ok(())
     }
@@ -114,10 +118,9 @@ impl SessionStore for MemoryStore {
         Ok(self
             .data()
             .tool_calls
-            .iter()
-            .filter(|record| record.run_id == run_id)
+            .get(run_id)
             .cloned()
-            .collect())
+            .unwrap_or_default())
     }
 
     fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {

@@ -81,10 +81,14 @@
 mod call;
 mod core;
 mod event;
+#[cfg(feature = "http")]
+mod http;
 mod memory;
 mod mode;
 mod model;
 mod narration;
+#[cfg(feature = "openai")]
+mod openai;
 mod run;
 mod scripted;
 mod seam;
@@ -95,9 +99,13 @@ mod store;
 mod stream;
 
 pub use event::{Activity, Event, EventError, Phase};
+#[cfg(feature = "http")]
+pub use http::router;
 pub use memory::MemoryStore;
 pub use mode::{Mode, UnknownMode};
 pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
+#[cfg(feature = "openai")]
+pub use openai::OpenAiModel;
 pub use scripted::{Reply, ScriptedModel};
 pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
 #[cfg(feature = "sqlite")]

@@ -112,7 +112,7 @@ pub struct ModelError(pub String);
 
 /// A streaming chat model. Implemented by [`ScriptedModel`](super::ScriptedModel)
 /// for tests and, with the `openai` feature, by
-/// [`OpenAiModel`](super::OpenAiModel) for any OpenAI-compatible server.
+/// `OpenAiModel` for any OpenAI-compatible server.
 pub trait Model: Send + Sync {
     /// Whether the model accepts tool definitions. A model that does not
     /// runs conversationally: requests carry no tools.

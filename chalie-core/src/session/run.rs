@@ -46,7 +46,13 @@ pub(crate) fn spawn_run(
     events: EventLog,
     kind: RunKind,
 ) -> Result<JoinHandle<()>, SessionError> {
-    let mode_override = matches!(kind, RunKind::Plan(_)).then_some(Mode::Auto);
+    // A plan's steps run as `auto`, also when its run resumes after a stop.
+    let plan = match &kind {
+        RunKind::Plan(_) => true,
+        RunKind::Resume => is_plan_run(&core, &session_id, &run_id)?,
+        RunKind::Message(_) => false,
+    };
+    let mode_override = plan.then_some(Mode::Auto);
     if !matches!(kind, RunKind::Resume) {
         core.store.put_run(&RunRecord {
             id: run_id.clone(),
@@ -252,7 +258,9 @@ impl RunCtx {
             let request = self.request(&notes, tools_on)?;
             // Hold prose back while it may be a narrated action, but only
             // when a retry could follow.
-            let mut holding = !retried && !request.tools.is_empty();
+            let offered = !request.tools.is_empty();
+            let discovery = request.tool_names().contains(&DISCOVERY);
+            let mut holding = !retried && offered;
             let narration = &self.core.config.narration;
             self.iterations += 1;
             let mut stream = self.core.model.stream(request);
@@ -293,7 +301,9 @@ impl RunCtx {
                 return Ok(RunStatus::Failed);
             }
 
-            if !calls.is_empty() && tools_on {
+            // Calls of tools that were not offered (tools off, or a model
+            // without tool support calling anyway) are not made.
+            if !calls.is_empty() && offered {
                 let calls = self.name_calls(calls);
                 let seq = self.append(&Message {
                     role: Role::Assistant,
@@ -320,6 +330,9 @@ impl RunCtx {
             self.phase(Phase::Verifying);
             if holding && narration.is_narration(&text) {
                 retried = true;
+                if discovery {
+                    self.discover(&text).await;
+                }
                 notes.push(Message::assistant(text));
                 notes.push(Message::system(RETRY_INSTRUCTION));
                 continue;
@@ -340,6 +353,29 @@ impl RunCtx {
         Ok(RunStatus::Partial)
     }
 
+    /// Widens the active tools by running discovery over narrated text, so
+    /// the retry can call what the model described.
+    async fn discover(&self, narrated: &str) {
+        let query: String = narrated
+            .trim()
+            .chars()
+            .take(DISCOVERY_QUERY_CHARS)
+            .collect();
+        let before = self.turn.activated_tools().len();
+        let call =
+            crate::ToolCall::new(DISCOVERY, serde_json::json!({ "query": [query] })).with_id(
+                format!("{}-discovery-{}", self.turn.run_id(), self.iterations),
+            );
+        // Its envelope is not shown: the model sees the widened tool list.
+        self.core.dispatcher.dispatch(&self.turn, call).await;
+        let activated = self.turn.activated_tools();
+        if activated.len() > before {
+            self.events.push(Event::CapabilityResolved {
+                tools: activated[before..].to_vec(),
+            });
+        }
+    }
+
     /// Gives every call an id unique in the run: a model may omit ids or
     /// repeat one.
     fn name_calls(&self, calls: Vec<ModelToolCall>) -> Vec<ModelToolCall> {
@@ -357,6 +393,21 @@ impl RunCtx {
             .collect()
     }
 }
+
+/// Whether the run's last assistant message is an executed plan's.
+fn is_plan_run(core: &Core, session_id: &str, run_id: &str) -> Result<bool, StoreError> {
+    let messages = core.store.messages(session_id)?;
+    Ok(messages
+        .iter()
+        .rev()
+        .find(|stored| stored.run_id == run_id && stored.message.role == Role::Assistant)
+        .is_some_and(|stored| stored.message.content == PLAN_MESSAGE))
+}
+
+/// The discovery ability a narrated action is looked up with.
+const DISCOVERY: &str = "find_tools";
+/// The longest query `find_tools` takes per entry.
+const DISCOVERY_QUERY_CHARS: usize = 300;
 
 /// The content of the assistant message that carries an executed plan.
 const PLAN_MESSAGE: &str = "Executing the approved plan.";

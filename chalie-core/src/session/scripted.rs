@@ -150,6 +150,15 @@ impl ScriptedModel {
             .clone()
     }
 
+    /// Forgets the requests received so far (a long benchmark would keep
+    /// every one).
+    pub fn clear_requests(&self) {
+        self.requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
     /// How many replies are left.
     pub fn remaining(&self) -> usize {
         self.script

@@ -253,7 +253,12 @@ impl Sessions {
             events.clone(),
             kind,
         )?;
-        lock(&self.core.runs).insert(
+        let mut runs = lock(&self.core.runs);
+        // Finished runs stay for late subscribers, but not without bound.
+        if runs.len() >= MAX_KEPT_RUNS {
+            runs.retain(|_, run| !run.events.is_closed());
+        }
+        runs.insert(
             run_id.clone(),
             LiveRun {
                 session_id: session_id.to_owned(),
@@ -360,6 +365,10 @@ impl Sessions {
         }
     }
 }
+
+/// How many runs this process keeps for [`Sessions::run`] before it drops
+/// the finished ones.
+const MAX_KEPT_RUNS: usize = 1024;
 
 /// A per-process prefix, so run ids of two processes sharing a store differ.
 fn unique_prefix() -> String {

@@ -16,9 +16,9 @@ use super::store::{
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL, created INTEGER NOT NULL
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
 CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT NOT NULL, seq INTEGER NOT NULL, run_id TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
@@ -161,8 +161,7 @@ impl SessionStore for SqliteStore {
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         self.db()
             .execute(
-                "INSERT INTO runs (id, session_id, status, created)
-                 VALUES (?1, ?2, ?3, (SELECT COUNT(*) FROM runs))
+                "INSERT INTO runs (id, session_id, status) VALUES (?1, ?2, ?3)
                  ON CONFLICT (id) DO UPDATE SET status = excluded.status",
                 params![run.id, run.session_id, run.status.as_str()],
             )
@@ -193,7 +192,7 @@ impl SessionStore for SqliteStore {
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
         let db = self.db();
         let mut statement = db
-            .prepare("SELECT id, session_id FROM runs WHERE status = 'running' ORDER BY created")
+            .prepare("SELECT id, session_id FROM runs WHERE status = 'running' ORDER BY rowid")
             .map_err(failed)?;
         let rows = statement
             .query_map([], |row| {

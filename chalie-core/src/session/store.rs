@@ -42,7 +42,8 @@ impl RunStatus {
         }
     }
 
-    pub(crate) fn parse(text: &str) -> Option<Self> {
+    /// The value named `text`, as [`as_str`](Self::as_str) writes it.
+    pub fn parse(text: &str) -> Option<Self> {
         [Self::Running, Self::Completed, Self::Partial, Self::Failed]
             .into_iter()
             .find(|status| status.as_str() == text)
@@ -84,7 +85,8 @@ pub enum ToolCallStatus {
 }
 
 impl ToolCallStatus {
-    pub(crate) const fn as_str(self) -> &'static str {
+    /// The stored name (snake_case).
+    pub const fn as_str(self) -> &'static str {
         match self {
             ToolCallStatus::Started => "started",
             ToolCallStatus::Completed => "completed",
@@ -92,7 +94,8 @@ impl ToolCallStatus {
         }
     }
 
-    pub(crate) fn parse(text: &str) -> Option<Self> {
+    /// The value named `text`, as [`as_str`](Self::as_str) writes it.
+    pub fn parse(text: &str) -> Option<Self> {
         [Self::Started, Self::Completed, Self::Failed]
             .into_iter()
             .find(|status| status.as_str() == text)
@@ -135,7 +138,8 @@ pub enum ApprovalState {
 }
 
 impl ApprovalState {
-    pub(crate) const fn as_str(self) -> &'static str {
+    /// The stored name (snake_case).
+    pub const fn as_str(self) -> &'static str {
         match self {
             ApprovalState::Pending => "pending",
             ApprovalState::Approved => "approved",
@@ -144,7 +148,8 @@ impl ApprovalState {
         }
     }
 
-    pub(crate) fn parse(text: &str) -> Option<Self> {
+    /// The value named `text`, as [`as_str`](Self::as_str) writes it.
+    pub fn parse(text: &str) -> Option<Self> {
         [
             Self::Pending,
             Self::Approved,
@@ -192,7 +197,7 @@ pub struct PlanStep {
 pub struct StoreError(pub String);
 
 /// Where sessions live. [`MemoryStore`](super::MemoryStore) keeps them in
-/// memory; with the `sqlite` feature, [`SqliteStore`](super::SqliteStore)
+/// memory; with the `sqlite` feature, `SqliteStore`
 /// in an embedded database that survives a restart.
 ///
 /// Methods are synchronous: an embedded store answers in microseconds, so

@@ -94,8 +94,8 @@ pub async fn rename_task(params: RenameParams, turn: &Turn) -> ToolResult {
 /// Parameters of [`find_tools()`].
 #[derive(Params)]
 pub struct FindParams {
-    /// What the tool should do.
-    pub query: String,
+    /// What to look for, one entry per thing needed.
+    pub query: Vec<String>,
 }
 
 /// Finds tools for a need and activates them for the rest of the turn.
@@ -104,7 +104,7 @@ pub struct FindParams {
     examples = ["find a tool to rename", "which tool edits tasks", "search tools", "discover a tool", "tool for renaming", "look for a capability"],
 )]
 pub async fn find_tools(params: FindParams, turn: &Turn) -> ToolResult {
-    let _ = params.query;
+    note(turn, format!("find_tools:{}", params.query.join("|")));
     turn.activate_tools(["rename_task"]);
     ToolResult::success(serde_json::json!({ "items": ["rename_task"] }))
 }

@@ -7,7 +7,12 @@
 
 mod abilities;
 mod events;
+#[cfg(feature = "http")]
+mod http;
 mod modes;
+#[cfg(feature = "openai")]
+mod openai;
+#[cfg(feature = "sqlite")]
 mod restart;
 mod runs;
 mod stores;

@@ -384,3 +384,55 @@ async fn a_plan_can_be_discarded() {
     assert!(sessions.plan("modes-discard").unwrap().is_empty());
     assert!(done("modes-discard").is_empty());
 }
+
+/// A model that switches its session to `plan` when asked the second time.
+struct SwitchingModel {
+    script: ScriptedModel,
+    sessions: std::sync::OnceLock<Sessions>,
+    session: &'static str,
+}
+
+impl chalie_core::session::Model for SwitchingModel {
+    fn stream(
+        &self,
+        request: chalie_core::session::ModelRequest,
+    ) -> futures::stream::BoxStream<
+        'static,
+        Result<chalie_core::session::ModelChunk, chalie_core::session::ModelError>,
+    > {
+        if self.script.requests().len() == 1 {
+            let sessions = self.sessions.get().unwrap();
+            sessions.set_mode(self.session, Mode::Plan).unwrap();
+        }
+        self.script.stream(request)
+    }
+}
+
+#[tokio::test]
+async fn a_mode_change_mid_run_applies_to_the_next_call() {
+    let session = "modes-switch";
+    let model = Arc::new(SwitchingModel {
+        script: ScriptedModel::new([
+            Reply::tool_call("delete_task", json!({ "id": 1 })),
+            Reply::tool_call("delete_task", json!({ "id": 2 })),
+            Reply::text("Stopped at planning."),
+        ]),
+        sessions: std::sync::OnceLock::new(),
+        session,
+    });
+    let sessions = sessions(model.clone());
+    model.sessions.set(sessions.clone()).ok();
+    sessions.set_mode(session, Mode::Auto).unwrap();
+    let events = sessions
+        .send(session, "delete 1 and 2")
+        .unwrap()
+        .finish()
+        .await;
+    assert!(
+        events
+            .iter()
+            .any(failed("delete_task", "call-2", "plan-mode-read-only"))
+    );
+    assert_eq!(done(session), ["delete:1"]);
+    assert_eq!(sessions.mode(session).unwrap(), Mode::Plan);
+}

@@ -125,3 +125,53 @@ async fn a_resumed_run_asks_again_and_waits_for_the_answer() {
         "nothing left to resume"
     );
 }
+
+#[tokio::test]
+async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
+    use chalie_core::session::Mode;
+    use chalie_core::{Channel, Setting};
+
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("sessions.db");
+    let session = "restart-plan";
+    // delete_task asks by policy, even in a plan; rename_task is allowed.
+    let mut policy = allow_all();
+    policy
+        .set(Channel::Chat, "delete_task", Setting::Ask)
+        .unwrap();
+    let run_id = {
+        let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+        let model = Arc::new(ScriptedModel::new([
+            Reply::tool_call("rename_task", json!({ "id": 8, "title": "bills" }))
+                .then_tool_call("delete_task", json!({ "id": 7 })),
+            Reply::text("Planned."),
+        ]));
+        let sessions = crate::sessions_with(policy.clone(), model, Some(store));
+        sessions.set_mode(session, Mode::PlanCollect).unwrap();
+        sessions.send(session, "tidy up").unwrap().finish().await;
+        sessions.set_mode(session, Mode::Approval).unwrap();
+        let run = sessions.execute_plan(session).unwrap();
+        wait_for(&run, "tool.approval_required").await;
+        sessions.shutdown();
+        run.id().to_owned()
+    };
+    assert_eq!(done(session), ["rename:8:bills"]);
+
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+    let sessions = crate::sessions_with(policy, Arc::new(ScriptedModel::new([])), Some(store));
+    sessions.approve(&run_id, "call-2").unwrap();
+    let resumed = sessions.resume().unwrap();
+    assert_eq!(resumed.len(), 1);
+    let events = resumed[0].finish().await;
+    assert_eq!(
+        names(&events),
+        [
+            "agent.phase.changed",
+            "tool.started",
+            "tool.approval_response",
+            "tool.completed",
+            "run.settlement.completed",
+        ]
+    );
+    assert_eq!(done(session), ["rename:8:bills", "delete:7"]);
+}

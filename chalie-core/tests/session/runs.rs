@@ -179,7 +179,7 @@ async fn a_run_cycles_until_the_model_answers_and_reuses_a_repeated_read() {
 #[tokio::test]
 async fn discovery_puts_activated_abilities_into_the_next_request() {
     let model = Arc::new(ScriptedModel::new([
-        Reply::tool_call("find_tools", json!({ "query": "rename a task" })),
+        Reply::tool_call("find_tools", json!({ "query": ["rename a task"] })),
         Reply::tool_call("rename_task", json!({ "id": 7, "title": "bills" })),
         Reply::text("Renamed."),
     ]));
@@ -205,7 +205,10 @@ async fn discovery_puts_activated_abilities_into_the_next_request() {
     let requests = model.requests();
     assert!(!requests[0].tool_names().contains(&"rename_task"));
     assert_eq!(requests[1].tool_names().last(), Some(&"rename_task"));
-    assert_eq!(done("runs-discovery"), ["rename:7:bills"]);
+    assert_eq!(
+        done("runs-discovery"),
+        ["find_tools:rename a task", "rename:7:bills"]
+    );
 }
 
 #[tokio::test]
@@ -225,6 +228,7 @@ async fn a_narrated_action_is_retried_once_and_its_prose_never_streams() {
         [
             "agent.phase.changed", // planning
             "agent.phase.changed", // verifying: the narration is caught
+            "capability.resolved", // discovery ran over the narrated text
             "agent.phase.changed", // planning again, with the stronger instruction
             "agent.phase.changed", // executing_tool
             "tool.started",
@@ -262,6 +266,43 @@ async fn a_narrated_action_is_retried_once_and_its_prose_never_streams() {
             .contains("described an action instead of taking it"),
         "{}",
         last.content
+    );
+}
+
+#[tokio::test]
+async fn a_narrated_action_widens_the_tools_by_discovery_before_the_retry() {
+    let model = Arc::new(ScriptedModel::new([
+        Reply::text("I'll rename task 7 to bills now."),
+        Reply::tool_call("rename_task", json!({ "id": 7, "title": "bills" })),
+        Reply::text("Renamed."),
+    ]));
+    let sessions = sessions(model.clone());
+    sessions
+        .set_mode("runs-narration-discovery", chalie_core::session::Mode::Auto)
+        .unwrap();
+    let events = sessions
+        .send("runs-narration-discovery", "rename task 7 to bills")
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(
+        names(&events)[..4],
+        [
+            "agent.phase.changed", // planning
+            "agent.phase.changed", // verifying: a narration
+            "capability.resolved", // discovery over the narrated text
+            "agent.phase.changed", // planning the retry
+        ]
+    );
+    let requests = model.requests();
+    assert!(!requests[0].tool_names().contains(&"rename_task"));
+    assert!(requests[1].tool_names().contains(&"rename_task"));
+    assert_eq!(
+        done("runs-narration-discovery"),
+        [
+            "find_tools:I'll rename task 7 to bills now.",
+            "rename:7:bills"
+        ]
     );
 }
 

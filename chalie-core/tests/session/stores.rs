@@ -2,7 +2,7 @@
 
 use chalie_core::session::{
     ApprovalRecord, ApprovalState, MemoryStore, Message, Mode, PlanStep, RunRecord, RunStatus,
-    SessionRecord, SessionStore, SqliteStore, ToolCallRecord, ToolCallStatus,
+    SessionRecord, SessionStore, ToolCallRecord, ToolCallStatus,
 };
 use serde_json::json;
 
@@ -91,7 +91,10 @@ fn contract(store: &dyn SessionStore) {
         state: ApprovalState::Pending,
     };
     store.put_approval(&approval).unwrap();
-    assert_eq!(store.pending_approvals("s").unwrap(), std::slice::from_ref(&approval));
+    assert_eq!(
+        store.pending_approvals("s").unwrap(),
+        std::slice::from_ref(&approval)
+    );
     assert!(
         store
             .decide_approval("r2", "c2", ApprovalState::Approved)
@@ -134,10 +137,12 @@ fn the_memory_store_keeps_the_contract() {
     contract(&MemoryStore::new());
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn the_sqlite_store_keeps_the_contract_and_survives_reopening() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("store.db");
+    use chalie_core::session::SqliteStore;
     contract(&SqliteStore::open(&path).unwrap());
     let reopened = SqliteStore::open(&path).unwrap();
     assert_eq!(reopened.session("s").unwrap().unwrap().mode, Mode::Auto);
@@ -145,9 +150,10 @@ fn the_sqlite_store_keeps_the_contract_and_survives_reopening() {
     assert_eq!(reopened.tool_calls("r1").unwrap().len(), 1);
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn a_bad_path_is_a_clear_error() {
-    let error = SqliteStore::open("/nonexistent-folder/x/y.db").unwrap_err();
+    let error = chalie_core::session::SqliteStore::open("/nonexistent-folder/x/y.db").unwrap_err();
     assert!(
         error
             .to_string()

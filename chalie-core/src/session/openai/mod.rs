@@ -1,0 +1,235 @@
+//! An OpenAI-compatible streaming chat-completions client (feature
+//! `openai`): any server that speaks that API (vLLM, llama.cpp, Ollama, a
+//! gateway) by base URL and key.
+
+mod sse;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+
+use super::model::{Message, Model, ModelChunk, ModelError, ModelRequest, Role};
+use crate::Provider;
+use sse::{Assembler, SseParser};
+
+/// A [`Model`] served over the OpenAI chat-completions API with
+/// `stream: true`. Text deltas stream as they arrive; a tool call is
+/// yielded once its argument deltas are complete.
+///
+/// ```
+/// use chalie_core::session::OpenAiModel;
+///
+/// let model = OpenAiModel::new("http://127.0.0.1:11434/v1", "llama3.1")
+///     .api_key("sk-local")
+///     .temperature(0.2);
+/// assert_eq!(model.endpoint(), "http://127.0.0.1:11434/v1/chat/completions");
+/// ```
+///
+/// The client speaks plain HTTP: a local or private-network server. A
+/// hosted API over HTTPS goes through a gateway on the local network.
+#[derive(Debug, Clone)]
+pub struct OpenAiModel {
+    client: reqwest::Client,
+    endpoint: String,
+    model: String,
+    api_key: Option<String>,
+    temperature: Option<f64>,
+    tools: bool,
+}
+
+impl OpenAiModel {
+    /// A client for `model` at `base_url` (e.g. `http://localhost:8000/v1`).
+    pub fn new(base_url: &str, model: &str) -> Self {
+        Self {
+            // Only the connection is bounded: a long answer streams for
+            // as long as the model writes.
+            client: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .unwrap_or_default(),
+            endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            model: model.to_owned(),
+            api_key: None,
+            temperature: None,
+            tools: true,
+        }
+    }
+
+    /// Sends `Authorization: Bearer <key>`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The sampling temperature (default: the server's).
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Declares the served model has no tool support: requests carry no tools.
+    pub fn without_tools(mut self) -> Self {
+        self.tools = false;
+        self
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The JSON body of a request.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+        let mut body = json!({ "model": self.model, "stream": true, "messages": messages });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|tool| tool.render(Provider::OpenAiChat))
+                .collect();
+        }
+        if let Some(temperature) = self.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        body
+    }
+}
+
+fn wire_message(message: &Message) -> Value {
+    match message.role {
+        Role::System => json!({ "role": "system", "content": message.content }),
+        Role::User => json!({ "role": "user", "content": message.content }),
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
+            "content": message.content,
+        }),
+        Role::Assistant if message.tool_calls.is_empty() => {
+            json!({ "role": "assistant", "content": message.content })
+        }
+        Role::Assistant => {
+            let calls: Vec<Value> = message
+                .tool_calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": { "name": call.name, "arguments": call.arguments.to_string() },
+                    })
+                })
+                .collect();
+            let content = if message.content.is_empty() {
+                Value::Null
+            } else {
+                Value::String(message.content.clone())
+            };
+            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+        }
+    }
+}
+
+/// Where a streamed reply is.
+struct Reading {
+    request: Option<reqwest::RequestBuilder>,
+    response: Option<reqwest::Response>,
+    parser: SseParser,
+    assembler: Assembler,
+    queue: VecDeque<Result<ModelChunk, ModelError>>,
+    finished: bool,
+}
+
+impl Reading {
+    fn fail(&mut self, message: String) {
+        self.queue.push_back(Err(ModelError(message)));
+        self.finished = true;
+    }
+
+    fn payloads(&mut self, payloads: Vec<String>) {
+        for payload in payloads {
+            let chunks = self.assembler.payload(&payload);
+            self.queue.extend(chunks);
+            if self.assembler.is_done() {
+                self.finished = true;
+                return;
+            }
+        }
+    }
+
+    async fn advance(&mut self) {
+        if let Some(request) = self.request.take() {
+            match request.send().await {
+                Ok(response) if response.status().is_success() => self.response = Some(response),
+                Ok(response) => {
+                    let status = response.status();
+                    let body = response.text().await.unwrap_or_default();
+                    self.fail(format!("the server answered {status}: {}", body.trim()));
+                }
+                Err(error) => self.fail(format!("the request failed: {error}")),
+            }
+            return;
+        }
+        let Some(response) = self.response.as_mut() else {
+            self.finished = true;
+            return;
+        };
+        match response.chunk().await {
+            Ok(Some(bytes)) => {
+                let payloads = self.parser.feed(&bytes);
+                self.payloads(payloads);
+            }
+            Ok(None) => {
+                // The stream ended without `[DONE]`: keep what it said.
+                let last = self.parser.finish().into_iter().collect();
+                self.payloads(last);
+                let calls = self.assembler.flush();
+                self.queue.extend(calls);
+                self.finished = true;
+            }
+            Err(error) => self.fail(format!("the stream broke: {error}")),
+        }
+    }
+}
+
+impl Model for OpenAiModel {
+    fn supports_tools(&self) -> bool {
+        self.tools
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
+        let body = self.body(&request);
+        let mut builder = self
+            .client
+            .post(&self.endpoint)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body.to_string());
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let reading = Reading {
+            request: Some(builder),
+            response: None,
+            parser: SseParser::default(),
+            assembler: Assembler::default(),
+            queue: VecDeque::new(),
+            finished: false,
+        };
+        futures::stream::unfold(reading, |mut reading| async move {
+            loop {
+                if let Some(item) = reading.queue.pop_front() {
+                    return Some((item, reading));
+                }
+                if reading.finished {
+                    return None;
+                }
+                reading.advance().await;
+            }
+        })
+        .boxed()
+    }
+}

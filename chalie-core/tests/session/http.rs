@@ -1,0 +1,165 @@
+//! The SSE router, read by a real HTTP client over loopback: a run's
+//! events stream as they happen, an approval through the API lets the
+//! run finish, and the mode changes with a PATCH.
+
+use std::sync::Arc;
+
+use chalie_core::session::{Mode, Reply, ScriptedModel, Sessions, router};
+use serde_json::{Value, json};
+
+use crate::abilities::done;
+use crate::sessions;
+
+async fn serve(sessions: Sessions) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router(sessions)).await.unwrap() });
+    base
+}
+
+/// Reads SSE frames off a response as (event, id, data).
+struct Frames {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Frames {
+    async fn next(&mut self) -> Option<(String, String, Value)> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                let mut event = String::new();
+                let mut id = String::new();
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(value) = line.strip_prefix("event: ") {
+                        event = value.to_owned();
+                    } else if let Some(value) = line.strip_prefix("id: ") {
+                        id = value.to_owned();
+                    } else if let Some(value) = line.strip_prefix("data: ") {
+                        data.push_str(value);
+                    }
+                }
+                if event.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return Some((event, id, serde_json::from_str(&data).unwrap()));
+            }
+            let chunk = self.response.chunk().await.unwrap()?;
+            self.buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_client_follows_a_run_over_sse_and_approves_through_the_api() {
+    let model = Arc::new(ScriptedModel::new([
+        Reply::tool_call("delete_task", json!({ "id": 7 })),
+        Reply::text("Deleted."),
+    ]));
+    let sessions = sessions(model);
+    let base = serve(sessions.clone()).await;
+    let client = reqwest::Client::new();
+
+    let started = client
+        .post(format!("{base}/sessions/http-sse/messages"))
+        .header("content-type", "application/json")
+        .body(json!({ "content": "delete task 7" }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 201);
+    let body: Value = serde_json::from_slice(&started.bytes().await.unwrap()).unwrap();
+    let run_id = body["runId"].as_str().unwrap().to_owned();
+
+    let response = client
+        .get(format!("{base}/runs/{run_id}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut frames = Frames {
+        response,
+        buffer: String::new(),
+    };
+    let mut seen = Vec::new();
+    loop {
+        let (event, id, data) = frames.next().await.unwrap();
+        assert_eq!(id, seen.len().to_string());
+        assert_eq!(data["type"], event);
+        seen.push(event.clone());
+        if event == "tool.approval_required" {
+            assert_eq!(
+                data,
+                json!({ "type": "tool.approval_required", "toolKey": "delete_task", "toolCallId": "call-1", "input": { "id": 7 } })
+            );
+            let approved = client
+                .post(format!("{base}/runs/{run_id}/tools/call-1/approve"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(approved.status(), 204);
+        }
+        if event == "run.settlement.completed" {
+            break;
+        }
+    }
+    assert!(
+        frames.next().await.is_none(),
+        "the stream ends with the run"
+    );
+    let expected: Vec<String> = sessions
+        .run(&run_id)
+        .unwrap()
+        .finish()
+        .await
+        .iter()
+        .map(|e| e.name().to_owned())
+        .collect();
+    assert_eq!(seen, expected);
+    assert!(seen.contains(&"tool.approval_response".to_owned()));
+    assert_eq!(done("http-sse"), ["delete:7"]);
+
+    // Answering again is a conflict; an unknown run is not found.
+    let again = client
+        .post(format!("{base}/runs/{run_id}/tools/call-1/reject"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 409);
+    let missing = client
+        .get(format!("{base}/runs/nope/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn patch_changes_the_mode_and_refuses_an_unknown_one() {
+    let sessions = sessions(Arc::new(ScriptedModel::new([])));
+    let base = serve(sessions.clone()).await;
+    let client = reqwest::Client::new();
+    let patch = |body: Value| {
+        client
+            .patch(format!("{base}/sessions/http-mode"))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+    };
+    let changed = patch(json!({ "mode": "plan_collect" })).await.unwrap();
+    assert_eq!(changed.status(), 200);
+    let body: Value = serde_json::from_slice(&changed.bytes().await.unwrap()).unwrap();
+    assert_eq!(body, json!({ "id": "http-mode", "mode": "plan_collect" }));
+    assert_eq!(sessions.mode("http-mode").unwrap(), Mode::PlanCollect);
+
+    let refused = patch(json!({ "mode": "yolo" })).await.unwrap();
+    assert_eq!(refused.status(), 422);
+    let body: Value = serde_json::from_slice(&refused.bytes().await.unwrap()).unwrap();
+    assert_eq!(
+        body["error"],
+        "unknown mode `yolo`; use one of `approval`, `auto`, `plan`, `plan_collect`"
+    );
+    assert_eq!(sessions.mode("http-mode").unwrap(), Mode::PlanCollect);
+}
