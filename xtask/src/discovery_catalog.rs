@@ -156,3 +156,61 @@ pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
 fn unquote(value: &str) -> String {
     value.trim().trim_matches('"').trim_matches('\'').to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("chalie-catalog-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+
+    #[test]
+    fn a_playbook_gives_its_front_matter_and_its_body() {
+        let dir = scratch("skills");
+        let text = "---\nname: plan_trip\nsummary: \"Plan a trip\"\nexamples:\n  - plan my weekend\n  - organise a holiday\n---\n\n1. Ask for dates.\n2. Check the weather.\n";
+        std::fs::write(dir.join("plan_trip.md"), text).expect("write");
+        std::fs::write(dir.join("notes.txt"), "not a playbook").expect("write");
+        let skills = read_skills(&dir).expect("read");
+        assert_eq!(skills.len(), 1);
+        let skill = &skills[0];
+        assert_eq!(
+            (skill.name.as_str(), skill.summary.as_str()),
+            ("plan_trip", "Plan a trip")
+        );
+        assert_eq!(skill.examples, ["plan my weekend", "organise a holiday"]);
+        assert_eq!(skill.source, Source::Skill);
+        assert_eq!(skill.body, "1. Ask for dates.\n2. Check the weather.\n");
+
+        std::fs::write(dir.join("broken.md"), "---\nname: broken\n").expect("write");
+        let error = read_skills(&dir).expect_err("unclosed front matter");
+        assert!(error.to_string().contains("closing `---`"), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn external_tools_keep_their_server_and_schema() {
+        let dir = scratch("external");
+        let path = dir.join("tools.json");
+        let json = r#"[{"server": "github", "name": "read_file", "description": "Read a file from a repository",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}]"#;
+        std::fs::write(&path, json).expect("write");
+        let tools = read_external(&path).expect("read");
+        assert_eq!(tools[0].qualified_name(), "github__read_file");
+        assert_eq!(
+            tools[0]
+                .parameters
+                .as_ref()
+                .map(|p| p["properties"]["path"]["type"].clone()),
+            Some(serde_json::json!("string"))
+        );
+        std::fs::write(&path, r#"[{"name": "read_file"}]"#).expect("write");
+        let error = read_external(&path).expect_err("no server");
+        assert!(error.to_string().contains("`server`"), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
