@@ -284,3 +284,88 @@ fn the_config_file_names_servers_and_rejects_ambiguity() {
     let typo = McpConfig::from_toml("[servers.x]\ncomand = \"a\"\n").unwrap_err();
     assert!(typo.to_string().contains("comand"), "{typo}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chalie_server_over_http_is_a_source_too() {
+    // chalie consuming chalie: the inner dispatcher gates and renders, the
+    // outer one validates, gates and renders again under `inner__...`.
+    let served = crate::server(chalie_core::mcp::Exposure::Full);
+    let http = served.serve_http(([127, 0, 0, 1], 0).into()).await.unwrap();
+    let (events, sink) = recording();
+    let source = McpSource::connect_with_events(
+        chalie_core::mcp::ServerSpec::http("inner", http.url()),
+        Some(sink),
+    )
+    .await
+    .unwrap();
+    let names: Vec<String> = source.tools().into_iter().map(|tool| tool.name).collect();
+    assert_eq!(
+        names,
+        [
+            "inner__cancel_order",
+            "inner__find_tools",
+            "inner__lookup_order"
+        ]
+    );
+    // The served hints decide the effect: a read stays a read.
+    let lookup = source
+        .tools()
+        .into_iter()
+        .find(|t| t.name == "inner__lookup_order")
+        .unwrap();
+    assert_eq!(lookup.effect, Effect::Read);
+
+    // A running process can list again; the same tools come back.
+    source.refresh().await.unwrap();
+    assert_eq!(source.tools().len(), 3);
+    let connected = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|event| matches!(event, SourceEvent::Connected { tools: 3, .. }))
+        .count();
+    assert_eq!(connected, 2);
+
+    let source: Arc<dyn ExternalTools> = Arc::new(source);
+    let outer = dispatcher(&[source]);
+    outer
+        .policy()
+        .set(
+            Channel::External,
+            "inner__lookup_order",
+            chalie_core::Setting::Allow,
+        )
+        .unwrap();
+    outer
+        .policy()
+        .set(
+            Channel::External,
+            "inner__cancel_order",
+            chalie_core::Setting::Allow,
+        )
+        .unwrap();
+    let (found, done) = dispatch(&outer, "inner__lookup_order", json!({ "order_id": "A-1" })).await;
+    // The structured content the inner server declared is the body.
+    assert_eq!(
+        found.json().unwrap()["status"],
+        "shipped",
+        "{}",
+        done.envelope
+    );
+    // The outer policy allows the write; the inner one still denies it, and
+    // its envelope reaches the model inside the outer error.
+    let (denied, done) =
+        dispatch(&outer, "inner__cancel_order", json!({ "order_id": "A-1" })).await;
+    assert_eq!(
+        denied.code(),
+        Some("external-tool-error"),
+        "{}",
+        done.envelope
+    );
+    assert!(
+        denied.content.contains("permission-denied"),
+        "{}",
+        done.envelope
+    );
+    http.shutdown().await.unwrap();
+}
