@@ -1,34 +1,41 @@
-//! Serves the example abilities over MCP.
+//! Serves the example assistant over MCP: its abilities, its discovery
+//! index (`find_tools`, `find_skills`) and its sample data.
 //!
 //! ```text
-//! mcp-server [--mode full|on_demand] [--http ADDR] [--external CONFIG.toml]
+//! mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json]
 //! ```
 //!
 //! Over stdio by default (logs on stderr; stdout carries the protocol), or
-//! streamable HTTP at `http://ADDR/mcp`. `--external` adds the tools of
-//! the MCP servers a config file lists, as `server__tool`.
+//! streamable HTTP at `http://ADDR/mcp`; `on_demand` by default (the
+//! always-on core and the `call_tool` proxy). `--external` adds the tools
+//! of the MCP servers a config file lists, as `server__tool`;
+//! `--export-tools` writes their descriptors for `cargo xtask index
+//! --external FILE.json` and exits. Needs the embedding model: `cargo
+//! xtask fetch-model`.
 
-// The abilities live in the quickstart library; name it so they are linked.
-chalie_core::link_abilities!(quickstart);
+// The abilities live in the assistant library; name it so they are linked.
+chalie_core::link_abilities!(assistant);
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource};
-use chalie_core::{Channel, Dispatcher, ExternalTools, Policy, Setting};
+use chalie_core::{Channel, Dispatcher, ExternalTools, Setting};
 
 struct Options {
     exposure: Exposure,
     http: Option<SocketAddr>,
     external: Option<PathBuf>,
+    export: Option<PathBuf>,
 }
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
-        exposure: Exposure::Full,
+        exposure: Exposure::on_demand(),
         http: None,
         external: None,
+        export: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -51,9 +58,10 @@ fn options() -> Result<Options, String> {
                 );
             }
             "--external" => options.external = Some(PathBuf::from(value()?)),
+            "--export-tools" => options.export = Some(PathBuf::from(value()?)),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: mcp-server [--mode full|on_demand] [--http ADDR] [--external CONFIG.toml]"
+                    "unknown argument `{other}`; usage: mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json]"
                 ));
             }
         }
@@ -72,34 +80,77 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// The workspace root: two folders above this crate.
+fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| manifest.clone(), PathBuf::from)
+}
+
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let options = options()?;
+    let mut sources: Vec<Arc<dyn ExternalTools>> = Vec::new();
+    let mut descriptors = Vec::new();
+    if let Some(path) = &options.external {
+        let config = McpConfig::load(path)?;
+        for source in McpSource::connect_all(&config, None).await? {
+            for collision in source.collisions() {
+                eprintln!(
+                    "mcp-server: `{}` has tools that all map to `{}`: {:?}; suffixes keep them apart",
+                    source.server(),
+                    collision.mapped,
+                    collision.originals
+                );
+            }
+            descriptors.extend(source.descriptors());
+            sources.push(Arc::new(source));
+        }
+    }
+    if let Some(path) = &options.export {
+        std::fs::write(path, serde_json::to_string_pretty(&descriptors)?)?;
+        eprintln!(
+            "mcp-server: {} tool descriptors written to {}",
+            descriptors.len(),
+            path.display()
+        );
+        return Ok(());
+    }
+
+    let root = workspace_root();
+    let model_dir = chalie_index::MiniLm::default_dir(&root);
+    let index_dir = chalie_index::default_index_dir(&root).join("assistant");
+    let host = assistant::demo::prepare(&assistant::demo::DemoPaths {
+        model_dir: &model_dir,
+        index_dir: &index_dir,
+    })?;
     let registry = chalie_core::registry()?.clone();
     // Nobody can approve on the external channel: reads are allowed, the
     // rest stays `ask`, which is `deny` there.
-    let mut policy = Policy::new();
+    let mut policy = assistant::policy();
     for entry in registry.iter() {
         if entry.spec().effect() == chalie_core::Effect::Read {
             policy.set(Channel::External, entry.name(), Setting::Allow)?;
         }
     }
-    let mut sources: Vec<Arc<dyn ExternalTools>> = Vec::new();
-    if let Some(path) = &options.external {
-        let config = McpConfig::load(path)?;
-        for source in McpSource::connect_all(&config, None).await? {
-            eprintln!(
-                "mcp-server: {} tools from `{}`",
-                source.descriptors().len(),
-                source.server()
+    let exposure = match options.exposure {
+        // The profile's abilities that discovery never returns are pinned too.
+        Exposure::OnDemand { mut pinned } => {
+            pinned.extend(
+                assistant::pinned(&assistant::web_profile(), &registry)
+                    .into_iter()
+                    .map(str::to_owned),
             );
-            sources.push(Arc::new(source));
+            Exposure::OnDemand { pinned }
         }
-    }
-    let mut dispatcher = Dispatcher::builder(registry).policy(policy);
+        full => full,
+    };
+    let mut dispatcher = host.install(Dispatcher::builder(registry).policy(policy));
     for source in &sources {
         dispatcher = dispatcher.external_tools(Arc::clone(source));
     }
-    let mut server = McpServer::builder(Arc::new(dispatcher.build())).exposure(options.exposure);
+    let mut server = McpServer::builder(Arc::new(dispatcher.build())).exposure(exposure);
     for source in sources {
         server = server.external_tools(source);
     }
