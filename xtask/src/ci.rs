@@ -44,6 +44,33 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     crate::index::run(&["--check".to_owned()])?;
     println!("\n$ cargo xtask lint");
     crate::lint::run(&[])?;
+    // A newcomer's first five minutes: the README's two commands are these
+    // two, `.ci/run` is the test one, and the demo runs to the end.
+    readme_commands_are_true()?;
+    println!("\n$ cargo xtask demo");
+    demo(&[])
+}
+
+/// Fails when the README's "Two commands" or `.ci/run` drifted from what
+/// `cargo xtask test` and `cargo xtask demo` are.
+fn readme_commands_are_true() -> Outcome {
+    let root = project_root();
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Two commands"))
+        .ok_or("README.md has no \"## Two commands\" section")?;
+    for command in ["`cargo xtask demo`", "`cargo xtask test`"] {
+        if !section.contains(command) {
+            return Err(format!("README.md's \"Two commands\" no longer gives {command}").into());
+        }
+    }
+    let ci = std::fs::read_to_string(root.join(".ci/run"))?;
+    if !ci.lines().any(|line| line.trim() == "cargo xtask test") {
+        return Err(
+            ".ci/run must run exactly the README's test command, `cargo xtask test`".into(),
+        );
+    }
     Ok(())
 }
 
