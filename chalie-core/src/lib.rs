@@ -68,6 +68,7 @@ pub mod session;
 mod turn;
 
 pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};
+pub use clock::{Clock, ClockError};
 pub use contracts::{
     Bump, BumpProblem, CORE_ABILITIES, Capability, Capped, ChalieConfig, ContractLock, Cursor,
     CursorError, CursorKey, DEFAULT_PAGE_SIZE, DuplicateOutput, Fields, Format, LintFinding,
@@ -88,9 +89,8 @@ pub use dispatch::{
     DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
     PolicyStore, RateLimit, Setting, SurfaceEntry, ToolCall,
 };
-pub use clock::{Clock, ClockError};
-pub use extensions::Extensions;
 pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
+pub use extensions::Extensions;
 pub use params::{
     Bounded, NoParams, ParamEnum, ParamError, ParamErrors, ParamType, Params, Problem, Schemars,
 };
