@@ -255,6 +255,7 @@ impl Dispatcher {
             .gate(
                 turn,
                 &state,
+                effect,
                 internal,
                 framework.summary.as_deref(),
                 &arguments,

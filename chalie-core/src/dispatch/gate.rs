@@ -30,7 +30,6 @@ use serde_json::Value;
 use super::approver::{Approval, ApprovalRequest};
 use super::errors;
 use super::flow::CallState;
-use super::resolve::{Target, resolve};
 use super::{Dispatcher, Setting};
 use crate::session::{SessionGate, plan_blocked};
 use crate::{Effect, GateDecision, ToolResult, Turn};
@@ -48,6 +47,7 @@ impl Dispatcher {
         &self,
         turn: &Turn,
         state: &CallState,
+        effect: Effect,
         internal: bool,
         summary: Option<&str>,
         arguments: &Value,
@@ -60,8 +60,10 @@ impl Dispatcher {
             .lookup(turn.channel(), &state.tool, state.action.as_deref());
         if let Some(session) = turn.extension::<SessionGate>() {
             // Boxed: the session path keeps the plain call's future small.
-            return Box::pin(self.session_gate(session, turn, state, setting, summary, arguments))
-                .await;
+            return Box::pin(
+                self.session_gate(session, turn, state, effect, setting, summary, arguments),
+            )
+            .await;
         }
         match setting {
             Setting::Allow => Gate::Pass(GateDecision::Allowed),
@@ -95,6 +97,7 @@ impl Dispatcher {
         session: &SessionGate,
         turn: &Turn,
         state: &CallState,
+        effect: Effect,
         setting: Setting,
         summary: Option<&str>,
         arguments: &Value,
@@ -108,7 +111,7 @@ impl Dispatcher {
             Setting::Ask => true,
             Setting::Allow => false,
         };
-        let ask = match (self.effect_of(&state.tool), session.mode()) {
+        let ask = match (effect, session.mode()) {
             (Effect::Read, _) => ask,
             (Effect::Write, Mode::Approval) => true,
             (Effect::Write, Mode::Auto) => ask,
@@ -146,16 +149,6 @@ impl Dispatcher {
         match session.ask(&request).await {
             Ok(()) => Gate::Pass(GateDecision::Approved),
             Err(why) => Gate::Block(GateDecision::Rejected, errors::rejected(&permission, &why)),
-        }
-    }
-
-    /// Whether `tool` reads or writes; a tool that cannot be resolved
-    /// counts as a write, the safe side.
-    fn effect_of(&self, tool: &str) -> Effect {
-        match resolve(&self.registry, &self.external, tool) {
-            Ok(Target::Ability(entry)) => entry.spec().effect(),
-            Ok(Target::External(_, external)) => external.effect,
-            Err(_) => Effect::Write,
         }
     }
 
