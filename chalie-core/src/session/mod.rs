@@ -53,7 +53,8 @@
 //!   (`plan.step_added`; the call completes with `addedToPlan: true`).
 //!   [`Sessions::execute_plan`] later runs the steps in order through the
 //!   dispatcher, as `auto` would: accepting the plan approves its writes,
-//!   but a policy `ask` still asks and a `deny` still wins.
+//!   but a policy `ask` still asks and a `deny` still wins. The model,
+//!   offered no tools, then tells the user what the steps did.
 //! - The mode can change at any moment ([`Sessions::set_mode`]); the next
 //!   call the gate checks sees it.
 //!

@@ -136,19 +136,30 @@ impl RunCtx {
             RunKind::Message(text) => {
                 self.append(&Message::user(text))?;
             }
-            RunKind::Plan(steps) => return self.execute_plan(steps).await,
+            RunKind::Plan(steps) => {
+                self.execute_plan(steps).await?;
+                return self.summarise_plan().await;
+            }
             RunKind::Resume => {
                 if self.finish_interrupted_calls().await? {
-                    return Ok(RunStatus::Completed);
+                    return self.summarise_plan().await;
                 }
             }
         }
-        self.model_loop().await
+        self.model_loop(Vec::new(), true).await
+    }
+
+    /// Asks the model, with no tools on offer, to tell the user what the
+    /// executed plan did: the step results are in the conversation, and a
+    /// plan run would otherwise end without an answer.
+    async fn summarise_plan(&mut self) -> Result<RunStatus, StoreError> {
+        self.model_loop(vec![Message::system(PLAN_SUMMARY_INSTRUCTION)], false)
+            .await
     }
 
     /// Dispatches the calls of the run's last assistant message that have
-    /// no result yet. Returns whether the run has nothing left to do (an
-    /// interrupted plan, which has no model turn).
+    /// no result yet. Returns whether that message was an executed plan's,
+    /// which is summarised rather than continued.
     async fn finish_interrupted_calls(&mut self) -> Result<bool, StoreError> {
         let messages = self.core.store.messages(self.turn.session_id())?;
         let run_id = self.turn.run_id();
@@ -180,7 +191,7 @@ impl RunCtx {
         Ok(assistant.message.content == PLAN_MESSAGE)
     }
 
-    async fn execute_plan(&mut self, steps: Vec<PlanStep>) -> Result<RunStatus, StoreError> {
+    async fn execute_plan(&mut self, steps: Vec<PlanStep>) -> Result<(), StoreError> {
         let calls: Vec<ModelToolCall> = steps
             .into_iter()
             .map(|step| ModelToolCall {
@@ -202,7 +213,7 @@ impl RunCtx {
             self.tool_calls += 1;
             run_call(&self.core, &self.turn, &self.events, seq, call).await?;
         }
-        Ok(RunStatus::Completed)
+        Ok(())
     }
 
     /// The tools the next request offers: the always-on core, the pinned
@@ -243,10 +254,13 @@ impl RunCtx {
         Ok(ModelRequest { messages, tools })
     }
 
-    async fn model_loop(&mut self) -> Result<RunStatus, StoreError> {
-        // Run-scoped notes to the model; never stored in the conversation.
-        let mut notes: Vec<Message> = Vec::new();
-        let mut tools_on = true;
+    /// `notes` are run-scoped instructions to the model, never stored in
+    /// the conversation; `tools_on` offers the turn's tools.
+    async fn model_loop(
+        &mut self,
+        mut notes: Vec<Message>,
+        mut tools_on: bool,
+    ) -> Result<RunStatus, StoreError> {
         let mut retried = false;
         let mut last_text = String::new();
         while self.iterations < self.core.config.max_iterations {
@@ -411,3 +425,7 @@ const DISCOVERY_QUERY_CHARS: usize = 300;
 
 /// The content of the assistant message that carries an executed plan.
 const PLAN_MESSAGE: &str = "Executing the approved plan.";
+/// What the model is asked once a plan's steps have run.
+const PLAN_SUMMARY_INSTRUCTION: &str = "The approved plan has been executed; the result of \
+each step is above. Tell the user in a few sentences what was done, naming any step that \
+failed and why. Do not call tools.";

@@ -319,7 +319,9 @@ impl Sessions {
     /// Runs the plan's steps in order through the dispatcher, as a run of
     /// its own (tool events, then the settlement). Accepting the plan
     /// approves its writes, so steps run as in `auto` mode: a policy `ask`
-    /// still asks and a `deny` still wins. The plan is then empty.
+    /// still asks and a `deny` still wins. Once the steps have run, the
+    /// model, offered no tools, summarises them for the user (`message.*`
+    /// events). The plan is then empty.
     pub fn execute_plan(&self, session_id: &str) -> Result<Run, SessionError> {
         let steps = self.core.store.plan(session_id)?;
         if steps.is_empty() {

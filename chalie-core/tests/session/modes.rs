@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chalie_core::session::{
-    ApprovalState, Event, EventError, Mode, Reply, ScriptedModel, Sessions,
+    ApprovalState, Event, EventError, Mode, Reply, Role, ScriptedModel, Sessions,
 };
 use chalie_core::{Channel, Dispatcher, Setting};
 use serde_json::json;
 
 use crate::abilities::done;
-use crate::runs::{completed, phase, settled, stable, started};
+use crate::runs::{completed, delta, phase, settled, stable, started};
 use crate::{allow_all, names, registry, sessions, sessions_with, wait_for};
 use chalie_core::session::Phase;
 
@@ -296,9 +296,10 @@ async fn plan_collect_captures_writes_in_order_and_the_plan_runs_later() {
         Reply::tool_call("delete_task", json!({ "id": 7 }))
             .then_tool_call("rename_task", json!({ "id": 8, "title": "bills" })),
         Reply::text("The plan has two steps."),
+        Reply::deltas(["Task 7 is deleted and task 8 is now bills."]),
     ]));
     let dispatcher = Dispatcher::builder(registry()).policy(allow_all()).build();
-    let sessions = Sessions::builder(Arc::new(dispatcher), model)
+    let sessions = Sessions::builder(Arc::new(dispatcher), model.clone())
         .pinned(["delete_task", "rename_task"])
         .build();
     let session = "modes-collect";
@@ -337,10 +338,13 @@ async fn plan_collect_captures_writes_in_order_and_the_plan_runs_later() {
     let tools: Vec<_> = plan.iter().map(|step| step.tool.as_str()).collect();
     assert_eq!(tools, ["delete_task", "rename_task"]);
 
-    // Later, in approval mode: executing the plan runs its steps in order.
+    // Later, in approval mode: executing the plan runs its steps in order,
+    // then the model, offered no tools, tells the user what was done.
     sessions.set_mode(session, Mode::Approval).unwrap();
+    model.clear_requests();
     let run = sessions.execute_plan(session).unwrap();
     let events = stable(run.finish().await);
+    let summary = "Task 7 is deleted and task 8 is now bills.";
     assert_eq!(
         events,
         vec![
@@ -349,8 +353,26 @@ async fn plan_collect_captures_writes_in_order_and_the_plan_runs_later() {
             completed("delete_task", "call-1"),
             started("rename_task", "call-2", "Renames one task"),
             completed("rename_task", "call-2"),
-            settled(run.id(), "completed", 2, 0),
+            phase(Phase::ReadingResult),
+            delta(summary),
+            phase(Phase::Verifying),
+            Event::MessageCompleted {
+                content: summary.into()
+            },
+            settled(run.id(), "completed", 2, 1),
         ]
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].tools.is_empty(), "the summary offers no tools");
+    let roles: Vec<_> = requests[0].messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles.last(), Some(&Role::System), "{roles:?}");
+    assert!(
+        requests[0]
+            .messages
+            .iter()
+            .any(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some("call-2")),
+        "the step results reach the model"
     );
     assert_eq!(done(session), ["delete:7", "rename:8:bills"]);
     assert!(sessions.plan(session).unwrap().is_empty());

@@ -158,7 +158,10 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
     assert_eq!(done(session), ["rename:8:bills"]);
 
     let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
-    let sessions = crate::sessions_with(policy, Arc::new(ScriptedModel::new([])), Some(store));
+    let model = Arc::new(ScriptedModel::new([Reply::deltas([
+        "Renamed 8, deleted 7.",
+    ])]));
+    let sessions = crate::sessions_with(policy, model, Some(store));
     sessions.approve(&run_id, "call-2").unwrap();
     let resumed = sessions.resume().unwrap();
     assert_eq!(resumed.len(), 1);
@@ -170,6 +173,10 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
             "tool.started",
             "tool.approval_response",
             "tool.completed",
+            "agent.phase.changed",
+            "message.delta",
+            "agent.phase.changed",
+            "message.completed",
             "run.settlement.completed",
         ]
     );
