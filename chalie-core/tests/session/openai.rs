@@ -1,5 +1,6 @@
 //! The OpenAI-compatible client against a local HTTP server replaying
-//! recorded streaming responses, tool-call deltas split across chunks.
+//! recorded streaming responses, tool-call deltas split across chunks, over
+//! plain HTTP and over HTTPS with a certificate made for the test.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,8 +10,11 @@ use chalie_core::session::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use crate::abilities::done;
 use crate::{allow_all, sessions_with};
@@ -32,41 +36,79 @@ async fn serve(replies: Vec<Recorded>) -> (String, Received) {
     let log = Arc::clone(&received);
     tokio::spawn(async move {
         for reply in replies {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let (head, body) = read_request(&mut socket).await;
-            log.lock()
-                .unwrap()
-                .push((head, serde_json::from_slice(&body).unwrap()));
-            let reason = if reply.status == 200 {
-                "OK"
-            } else {
-                "Unauthorized"
-            };
-            let content_type = if reply.status == 200 {
-                "text/event-stream"
-            } else {
-                "application/json"
-            };
-            let head = format!(
-                "HTTP/1.1 {} {reason}\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
-                reply.status
-            );
-            socket.write_all(head.as_bytes()).await.unwrap();
-            for piece in reply.pieces {
-                let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
-                socket.write_all(chunk.as_bytes()).await.unwrap();
-                socket.flush().await.unwrap();
-                // Separate reads on the client, as over a real network.
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            socket.write_all(b"0\r\n\r\n").await.unwrap();
-            socket.shutdown().await.ok();
+            let (socket, _) = listener.accept().await.unwrap();
+            answer(socket, reply, &log).await;
         }
     });
     (base, received)
 }
 
-async fn read_request(socket: &mut tokio::net::TcpStream) -> (String, Vec<u8>) {
+/// A self-signed certificate for `localhost`: its PEM, and a TLS acceptor
+/// presenting it.
+fn localhost_tls() -> (String, TlsAcceptor) {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()));
+    let config = ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(vec![made.cert.der().clone()], key)
+        .unwrap();
+    (made.cert.pem(), TlsAcceptor::from(Arc::new(config)))
+}
+
+/// As [`serve`], over TLS at `https://localhost:<port>`. A client that
+/// refuses the certificate consumes no reply.
+async fn serve_tls(acceptor: TlsAcceptor, replies: Vec<Recorded>) -> (String, Received) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let base = format!("https://localhost:{port}/v1");
+    let received: Received = Arc::default();
+    let log = Arc::clone(&received);
+    tokio::spawn(async move {
+        let mut replies = replies.into_iter();
+        while let Ok((socket, _)) = listener.accept().await {
+            let Ok(stream) = acceptor.accept(socket).await else {
+                continue;
+            };
+            let Some(reply) = replies.next() else { return };
+            answer(stream, reply, &log).await;
+        }
+    });
+    (base, received)
+}
+
+/// Reads one request, logs it, and writes `reply` chunk by chunk.
+async fn answer(mut socket: impl AsyncRead + AsyncWrite + Unpin, reply: Recorded, log: &Received) {
+    let (head, body) = read_request(&mut socket).await;
+    log.lock()
+        .unwrap()
+        .push((head, serde_json::from_slice(&body).unwrap()));
+    let reason = if reply.status == 200 {
+        "OK"
+    } else {
+        "Unauthorized"
+    };
+    let content_type = if reply.status == 200 {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let head = format!(
+        "HTTP/1.1 {} {reason}\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        reply.status
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    for piece in reply.pieces {
+        let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
+        socket.write_all(chunk.as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        // Separate reads on the client, as over a real network.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    socket.write_all(b"0\r\n\r\n").await.unwrap();
+    socket.shutdown().await.ok();
+}
+
+async fn read_request(socket: &mut (impl AsyncRead + Unpin)) -> (String, Vec<u8>) {
     let mut data = Vec::new();
     let mut buffer = [0u8; 4096];
     loop {
@@ -265,4 +307,54 @@ async fn a_run_over_the_client_calls_the_tool_and_sends_its_envelope_back() {
         messages[2]["content"],
         "[delete_task(status=success)]\ndeleted task 7\n[end:delete_task]"
     );
+}
+
+#[tokio::test]
+async fn https_with_the_servers_certificate_trusted_streams_the_reply() {
+    let (pem, acceptor) = localhost_tls();
+    let (base, received) = serve_tls(acceptor, vec![text_reply()]).await;
+    assert!(base.starts_with("https://"));
+    let model = OpenAiModel::new(&base, "hosted-model")
+        .api_key("sk-test")
+        .root_certificates_pem(pem.as_bytes())
+        .unwrap();
+    let chunks: Vec<_> = model
+        .stream(request(vec![Message::user("tasks?")]))
+        .collect()
+        .await;
+    assert_eq!(
+        chunks,
+        [
+            Ok(ModelChunk::Text("You have".into())),
+            Ok(ModelChunk::Text(" one task.".into()))
+        ]
+    );
+    let (head, body) = received.lock().unwrap()[0].clone();
+    assert!(
+        head.starts_with("POST /v1/chat/completions HTTP/1.1"),
+        "{head}"
+    );
+    assert_eq!(body["model"], "hosted-model");
+}
+
+#[tokio::test]
+async fn https_to_an_untrusted_certificate_is_refused_and_says_why() {
+    let (_, acceptor) = localhost_tls();
+    let (base, received) = serve_tls(acceptor, vec![text_reply()]).await;
+    let chunks: Vec<_> = OpenAiModel::new(&base, "m")
+        .stream(request(vec![Message::user("hi")]))
+        .collect()
+        .await;
+    assert_eq!(chunks.len(), 1, "{chunks:?}");
+    let error = chunks[0].clone().unwrap_err();
+    assert!(error.0.starts_with("the request failed"), "{error}");
+    assert!(error.0.contains("certificate"), "{error}");
+    assert!(received.lock().unwrap().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn a_pem_without_a_certificate_is_refused() {
+    let model = OpenAiModel::new("https://localhost/v1", "m");
+    let error = model.root_certificates_pem(b"").unwrap_err();
+    assert!(error.0.contains("BEGIN CERTIFICATE"), "{error}");
 }

@@ -2,10 +2,10 @@
 //! `openai`): any server that speaks that API (vLLM, llama.cpp, Ollama, a
 //! gateway) by base URL and key.
 
+mod connect;
 mod sse;
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::model::{Message, Model, ModelChunk, ModelError, ModelRequest, Role};
 use crate::Provider;
+use connect::Connector;
 use sse::{Assembler, SseParser};
 
 /// A [`Model`] served over the OpenAI chat-completions API with
@@ -28,11 +29,14 @@ use sse::{Assembler, SseParser};
 /// assert_eq!(model.endpoint(), "http://127.0.0.1:11434/v1/chat/completions");
 /// ```
 ///
-/// The client speaks plain HTTP: a local or private-network server. A
-/// hosted API over HTTPS goes through a gateway on the local network.
+/// `https://` URLs are served over rustls, with the server's certificate
+/// checked against the platform's trust store; a private CA is added with
+/// [`root_certificates_pem`](Self::root_certificates_pem). `http://` suits
+/// a server on the local machine or network.
 #[derive(Debug, Clone)]
 pub struct OpenAiModel {
-    client: reqwest::Client,
+    connector: Connector,
+    extra_roots: Vec<reqwest::Certificate>,
     endpoint: String,
     model: String,
     api_key: Option<String>,
@@ -44,12 +48,8 @@ impl OpenAiModel {
     /// A client for `model` at `base_url` (e.g. `http://localhost:8000/v1`).
     pub fn new(base_url: &str, model: &str) -> Self {
         Self {
-            // Only the connection is bounded: a long answer streams for
-            // as long as the model writes.
-            client: reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .build()
-                .unwrap_or_default(),
+            connector: Connector::new(&[]),
+            extra_roots: Vec::new(),
             endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             model: model.to_owned(),
             api_key: None,
@@ -62,6 +62,24 @@ impl OpenAiModel {
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
         self
+    }
+
+    /// Also trusts the certificates in `pem` (one or more `BEGIN
+    /// CERTIFICATE` blocks), e.g. a company CA or a self-signed server's
+    /// own certificate. The platform's trust store stays in use.
+    ///
+    /// ```
+    /// use chalie_core::session::OpenAiModel;
+    ///
+    /// let refused = OpenAiModel::new("https://llm.internal/v1", "m")
+    ///     .root_certificates_pem(b"not a certificate");
+    /// assert!(refused.unwrap_err().0.contains("BEGIN CERTIFICATE"));
+    /// ```
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, ModelError> {
+        let certificates = connect::parse_pem(pem).map_err(ModelError)?;
+        self.extra_roots.extend(certificates);
+        self.connector = Connector::new(&self.extra_roots);
+        Ok(self)
     }
 
     /// The sampling temperature (default: the server's).
@@ -135,6 +153,7 @@ fn wire_message(message: &Message) -> Value {
 
 /// Where a streamed reply is.
 struct Reading {
+    connector: Connector,
     request: Option<reqwest::RequestBuilder>,
     response: Option<reqwest::Response>,
     parser: SseParser,
@@ -169,7 +188,11 @@ impl Reading {
                     let body = response.text().await.unwrap_or_default();
                     self.fail(format!("the server answered {status}: {}", body.trim()));
                 }
-                Err(error) => self.fail(format!("the request failed: {error}")),
+                Err(error) => {
+                    let message =
+                        format!("the request failed: {}", self.connector.describe(&error));
+                    self.fail(message);
+                }
             }
             return;
         }
@@ -190,7 +213,10 @@ impl Reading {
                 self.queue.extend(calls);
                 self.finished = true;
             }
-            Err(error) => self.fail(format!("the stream broke: {error}")),
+            Err(error) => {
+                let message = format!("the stream broke: {}", self.connector.describe(&error));
+                self.fail(message);
+            }
         }
     }
 }
@@ -201,9 +227,15 @@ impl Model for OpenAiModel {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
+        let client = match self.connector.client() {
+            Ok(client) => client,
+            Err(reason) => {
+                let error = ModelError(reason.to_owned());
+                return futures::stream::once(async move { Err(error) }).boxed();
+            }
+        };
         let body = self.body(&request);
-        let mut builder = self
-            .client
+        let mut builder = client
             .post(&self.endpoint)
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
@@ -212,6 +244,7 @@ impl Model for OpenAiModel {
             builder = builder.bearer_auth(key);
         }
         let reading = Reading {
+            connector: self.connector.clone(),
             request: Some(builder),
             response: None,
             parser: SseParser::default(),
