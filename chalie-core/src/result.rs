@@ -21,9 +21,14 @@ pub struct ToolResult {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+// Both rare parts are boxed: a result moves through several layers of the
+// dispatcher on every call, and the common success stays small to move.
 enum Outcome {
-    Success { body: Body, media: Option<Media> },
-    Error(ToolError),
+    Success {
+        body: Body,
+        media: Option<Box<Media>>,
+    },
+    Error(Box<ToolError>),
 }
 
 impl ToolResult {
@@ -59,13 +64,13 @@ impl ToolResult {
         hint: impl Into<String>,
     ) -> Self {
         Self {
-            outcome: Outcome::Error(ToolError {
+            outcome: Outcome::Error(Box::new(ToolError {
                 code: code.into(),
                 message: message.into(),
                 hint: hint.into(),
                 valid_values: Vec::new(),
                 retry: None,
-            }),
+            })),
             metadata: Vec::new(),
         }
     }
@@ -74,7 +79,7 @@ impl ToolResult {
     /// success carries media; on an error this does nothing.
     pub fn with_media(mut self, media: Media) -> Self {
         if let Outcome::Success { media: slot, .. } = &mut self.outcome {
-            *slot = Some(media);
+            *slot = Some(Box::new(media));
         }
         self
     }
@@ -125,7 +130,7 @@ impl ToolResult {
     /// The media of a success.
     pub fn media(&self) -> Option<&Media> {
         match &self.outcome {
-            Outcome::Success { media, .. } => media.as_ref(),
+            Outcome::Success { media, .. } => media.as_deref(),
             Outcome::Error(_) => None,
         }
     }
@@ -133,7 +138,7 @@ impl ToolResult {
     /// The error, if this is one.
     pub fn as_error(&self) -> Option<&ToolError> {
         match &self.outcome {
-            Outcome::Error(error) => Some(error),
+            Outcome::Error(error) => Some(&**error),
             Outcome::Success { .. } => None,
         }
     }

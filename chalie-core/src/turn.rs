@@ -190,11 +190,15 @@ impl From<ActionRecord> for TrailEntry {
 /// The calls made during one turn, in order. Cheap to clone; clones share.
 #[derive(Debug, Clone, Default)]
 pub struct ActionTrail {
-    entries: Arc<Mutex<Vec<TrailEntry>>>,
+    entries: Arc<Mutex<TrailEntries>>,
 }
 
+/// Inline room for the first entries: a turn's first call then records
+/// without a heap allocation of its own.
+type TrailEntries = smallvec::SmallVec<[TrailEntry; 2]>;
+
 impl ActionTrail {
-    fn entries(&self) -> std::sync::MutexGuard<'_, Vec<TrailEntry>> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, TrailEntries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
