@@ -104,12 +104,11 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
 
 /// A string `action` field gets the declared actions as its `enum`.
 fn constrain_action(properties: &mut Map<String, Value>, actions: Vec<&str>) {
-    if let Some(Value::Object(action)) = properties.get_mut("action") {
-        if action.get("type").and_then(Value::as_str) == Some("string")
-            && !action.contains_key("enum")
-        {
-            action.insert("enum".into(), json!(actions));
-        }
+    if let Some(Value::Object(action)) = properties.get_mut("action")
+        && action.get("type").and_then(Value::as_str) == Some("string")
+        && !action.contains_key("enum")
+    {
+        action.insert("enum".into(), json!(actions));
     }
 }
 

@@ -141,10 +141,10 @@ fn make_nullable(schema: &mut Value) {
     let Value::Object(map) = schema else {
         return;
     };
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        if !values.contains(&Value::Null) {
-            values.push(Value::Null);
-        }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
     match map.get_mut("type") {
         Some(Value::String(kind)) => {

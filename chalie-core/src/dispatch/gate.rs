@@ -92,6 +92,10 @@ impl Dispatcher {
     }
 
     /// The gate of a call in a session: the policy, tightened by the mode.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the gate's inputs, each read once; a struct would only rename them"
+    )]
     async fn session_gate(
         &self,
         session: &SessionGate,

@@ -260,23 +260,21 @@ fn check_error_codes(block: &syn::Block, ctxt: &mut Ctxt) {
     }
     impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
-            if is_error_constructor(&call.func) {
-                if let Some(syn::Expr::Lit(syn::ExprLit {
+            if is_error_constructor(&call.func)
+                && let Some(syn::Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(code),
                     ..
                 })) = call.args.first()
-                {
-                    if !names::is_kebab_case(&code.value()) {
-                        self.ctxt.error_spanned_by(
-                            code,
-                            format!(
-                                "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`); use `{}`",
-                                code.value(),
-                                names::suggest_kebab_case(&code.value())
-                            ),
-                        );
-                    }
-                }
+                && !names::is_kebab_case(&code.value())
+            {
+                self.ctxt.error_spanned_by(
+                    code,
+                    format!(
+                        "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`); use `{}`",
+                        code.value(),
+                        names::suggest_kebab_case(&code.value())
+                    ),
+                );
             }
             syn::visit::visit_expr_call(self, call);
         }

@@ -184,13 +184,13 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
             ctxt.push(error);
         }
     }
-    if let (Some(min), Some(max)) = (parsed.min, parsed.max) {
-        if min > max {
-            ctxt.error_spanned_by(
-                &parsed.ident,
-                format!("`min = {min}` is greater than `max = {max}`"),
-            );
-        }
+    if let (Some(min), Some(max)) = (parsed.min, parsed.max)
+        && min > max
+    {
+        ctxt.error_spanned_by(
+            &parsed.ident,
+            format!("`min = {min}` is greater than `max = {max}`"),
+        );
     }
     if parsed.default.is_some() && is_option(&parsed.ty) {
         ctxt.error_spanned_by(&parsed.ty, "an `Option` field with a `default` would never be `None`; drop the `Option` or the default");
