@@ -1,0 +1,85 @@
+//! The `mcp-server` program itself, spawned over stdio and driven by
+//! chalie's own MCP client: what it lists in each mode, and a call that
+//! reaches the assistant's data through it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chalie_core::mcp::{McpSource, ServerSpec};
+use chalie_core::{Channel, Dispatcher, Envelope, ExternalTools, Policy, Setting, ToolCall, Turn};
+use serde_json::json;
+
+/// The program, as a server named `demo`. Its first start may build the
+/// assistant's discovery index, so the call timeout is generous.
+async fn spawn(mode: &str) -> McpSource {
+    let spec = ServerSpec::stdio("demo", env!("CARGO_BIN_EXE_mcp-server"), ["--mode", mode])
+        .with_timeout(Duration::from_secs(120));
+    McpSource::connect(spec)
+        .await
+        .unwrap_or_else(|error| panic!("the server did not start in {mode} mode: {error}"))
+}
+
+fn names(source: &McpSource) -> Vec<String> {
+    source.tools().into_iter().map(|tool| tool.name).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_mode_lists_the_abilities_and_a_call_reads_the_assistants_data() {
+    let source = Arc::new(spawn("full").await);
+    let listed = names(&source);
+    for expected in ["demo__weather", "demo__calendar", "demo__tasks"] {
+        assert!(
+            listed.iter().any(|name| name == expected),
+            "{expected} in {listed:?}"
+        );
+    }
+    assert!(
+        !listed.iter().any(|name| name == "demo__find_tools"),
+        "with every ability listed there is nothing to discover: {listed:?}"
+    );
+
+    let mut policy = Policy::new();
+    policy
+        .set(Channel::External, "demo__weather", Setting::Allow)
+        .unwrap();
+    let dispatcher = Dispatcher::builder(chalie_core::Registry::from_entries([]).unwrap())
+        .policy(policy)
+        .external_tools(Arc::clone(&source) as Arc<dyn ExternalTools>)
+        .build();
+    let turn = Turn::builder(Channel::External).build();
+    let done = dispatcher
+        .dispatch(
+            &turn,
+            ToolCall::new("demo__weather", json!({ "location": "Rome, IT" })),
+        )
+        .await;
+    let envelope = Envelope::parse(&done.envelope).unwrap();
+    assert_eq!(
+        envelope.attribute("status"),
+        Some("success"),
+        "{}",
+        done.envelope
+    );
+    assert!(done.envelope.contains("Cloudy"), "{}", done.envelope);
+    source.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_demand_mode_lists_the_core_the_pinned_and_the_proxy() {
+    let source = spawn("on_demand").await;
+    let listed = names(&source);
+    // The always-on core, the web profile's pinned abilities (which discovery
+    // never returns) and the proxy that calls whatever `find_tools` found.
+    assert_eq!(
+        listed,
+        [
+            "demo__call_tool",
+            "demo__find_skills",
+            "demo__find_tools",
+            "demo__memory",
+            "demo__web_page",
+            "demo__web_search",
+        ]
+    );
+    source.disconnect().await;
+}
