@@ -133,7 +133,7 @@ impl std::ops::Deref for Name {
 /// One call as the trail stores it: an [`ActionRecord`] whose names are
 /// shared with the call rather than copied, since every call is recorded
 /// and the copy only matters when someone reads the trail.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct TrailEntry {
     pub(crate) call_id: Name,
     pub(crate) tool: Name,
@@ -149,7 +149,7 @@ pub(crate) struct TrailEntry {
 }
 
 impl TrailEntry {
-    fn to_record(&self) -> ActionRecord {
+    pub(crate) fn to_record(&self) -> ActionRecord {
         let permission = match (&self.permission, &self.action) {
             (Some(permission), _) => permission.clone(),
             (None, Some(action)) => format!("{}.{}", &*self.tool, &**action),

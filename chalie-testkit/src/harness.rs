@@ -284,10 +284,11 @@ impl From<Dispatched> for CallOutcome {
             attributes: vec![("status".into(), format!("unparseable: {error}"))],
             content: dispatched.envelope.clone(),
         });
+        let record = dispatched.record();
         Self {
             text: dispatched.envelope,
             envelope,
-            record: dispatched.record,
+            record,
         }
     }
 }

@@ -84,7 +84,7 @@ impl BackgroundCalls {
             .filter_map(|id| slots.remove(id))
             .filter_map(|slot| slot.borrow().as_deref().cloned())
             .collect();
-        results.sort_by(|a, b| a.call_id.cmp(&b.call_id));
+        results.sort_by(|a, b| a.call_id().cmp(b.call_id()));
         results
     }
 

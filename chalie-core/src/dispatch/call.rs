@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::turn::TrailEntry;
 use crate::{ActionRecord, ToolResult};
 
 /// One tool call as a model (or the framework) made it.
@@ -33,17 +34,36 @@ impl ToolCall {
 }
 
 /// What the dispatcher returns for one call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Dispatched {
-    /// The call's id.
-    pub call_id: String,
     /// The envelope the model reads. For a background call, first the
     /// receipt, later (through [`BackgroundCalls`](crate::BackgroundCalls))
     /// the final envelope.
     pub envelope: String,
     /// The result the envelope was rendered from, e.g. for its media.
     pub result: ToolResult,
-    /// What was recorded on the turn's action trail.
-    pub record: ActionRecord,
+    /// The trail's entry, names shared with the call: the record's strings
+    /// are only copied out when [`record`](Self::record) is asked for.
+    pub(crate) entry: TrailEntry,
+}
+
+impl Dispatched {
+    /// The call's id.
+    pub fn call_id(&self) -> &str {
+        &self.entry.call_id
+    }
+
+    /// What was recorded on the turn's action trail for this call.
+    pub fn record(&self) -> ActionRecord {
+        self.entry.to_record()
+    }
+}
+
+impl PartialEq for Dispatched {
+    fn eq(&self, other: &Self) -> bool {
+        self.envelope == other.envelope
+            && self.result == other.result
+            && self.record() == other.record()
+    }
 }

@@ -14,7 +14,7 @@ use super::session::{Session, lock};
 use super::validate::{check_action, strip_framework_fields};
 use super::{Dispatcher, errors};
 use crate::turn::{Name, TrailEntry};
-use crate::{ActionRecord, CallStatus, Effect, GateDecision, ToolResult, Turn, render_envelope};
+use crate::{CallStatus, Effect, GateDecision, ToolResult, Turn, render_envelope};
 
 /// What is known about a call so far, for its record.
 #[derive(Debug, Clone)]
@@ -53,8 +53,9 @@ impl CallState {
         turn.bound(Name::Shared(call_id), tool)
     }
 
-    /// Renders the envelope and builds the record, and the trail's entry
-    /// for it (which shares the call's names rather than copying them).
+    /// Renders the envelope and builds the trail's entry, which shares the
+    /// call's names rather than copying them; the dispatched call carries a
+    /// clone of it (reference counts, not strings).
     fn conclude(self, result: ToolResult, status: Option<CallStatus>) -> (Dispatched, TrailEntry) {
         let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
         let status = status.unwrap_or(if result.is_success() {
@@ -62,46 +63,30 @@ impl CallState {
         } else {
             CallStatus::Error
         });
-        let permission = self.permission();
         let error_code = result.as_error().map(|error| error.code().to_string());
-        let duration = self.started.elapsed();
         let entry = TrailEntry {
-            call_id: match &self.shared_id {
-                Some(call_id) => Name::Shared(Arc::clone(call_id)),
-                None => Name::Owned(self.call_id.clone()),
+            call_id: match self.shared_id {
+                Some(call_id) => Name::Shared(call_id),
+                None => Name::Shared(Arc::from(self.call_id)),
             },
             tool: match self.registered {
                 Some(name) => Name::Static(name),
-                None => Name::Owned(self.tool.clone()),
+                None => Name::Shared(Arc::from(self.tool)),
             },
-            action: self.action.clone().map(Name::Owned),
+            action: self.action.map(|action| Name::Shared(Arc::from(action))),
             // Derived again from the tool and action when read.
             permission: None,
             decision: self.decision,
             status,
-            error_code: error_code.clone(),
-            duration,
-            background: self.background,
-            reused: self.reused,
-        };
-        let call_id = self.call_id.clone();
-        let record = ActionRecord {
-            call_id: self.call_id,
-            tool: self.tool,
-            action: self.action,
-            permission,
-            decision: self.decision,
-            status,
             error_code,
-            duration,
+            duration: self.started.elapsed(),
             background: self.background,
             reused: self.reused,
         };
         let dispatched = Dispatched {
-            call_id,
             envelope,
             result,
-            record,
+            entry: entry.clone(),
         };
         (dispatched, entry)
     }
@@ -321,10 +306,10 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             settle_reuse(&session, task_turn.run_id(), reuse, &result);
             let (done, _) = state.conclude(result, None);
-            let record = done.record.clone();
+            let record = done.record();
             task_turn
                 .trail()
-                .update(&done.call_id, move |entry| *entry = record);
+                .update(done.call_id(), move |entry| *entry = record);
             completion.complete(done);
         });
         dispatched

@@ -65,18 +65,19 @@ pub(crate) async fn run_call(
             ToolCall::new(call.name.clone(), call.arguments.clone()).with_id(call.id.clone()),
         )
         .await;
-    let execution_ms = millis(dispatched.record.duration);
+    let trail_record = dispatched.record();
+    let execution_ms = millis(trail_record.duration);
     let mut rate_limited = false;
     match dispatched.result.as_error() {
         None => {
             // Only the plan_collect gate blocks a call with a success.
-            let added_to_plan = dispatched.record.decision == GateDecision::Denied;
+            let added_to_plan = trail_record.decision == GateDecision::Denied;
             events.push(Event::ToolCompleted {
                 tool_key: call.name.clone(),
                 call_id: call.id.clone(),
                 execution_ms,
                 success: true,
-                reused: dispatched.record.reused,
+                reused: trail_record.reused,
                 added_to_plan,
             });
         }

@@ -19,23 +19,23 @@ async fn a_background_call_delivers_its_final_envelope_to_the_turn() {
     .await;
     let parsed = envelope(&receipt);
     assert!(parsed.is_success());
-    assert_eq!(parsed.attribute("call_id"), Some(receipt.call_id.as_str()));
+    assert_eq!(parsed.attribute("call_id"), Some(receipt.call_id()));
     assert_eq!(parsed.attribute("background"), Some("true"));
-    assert_eq!(receipt.record.status, CallStatus::Pending);
-    assert!(receipt.record.background);
+    assert_eq!(receipt.record().status, CallStatus::Pending);
+    assert!(receipt.record().background);
 
     let calls = dispatcher.background("background-chat");
-    assert_eq!(calls.pending(), std::slice::from_ref(&receipt.call_id));
-    let done = calls.wait(&receipt.call_id).await.expect("it finishes");
+    assert_eq!(calls.pending(), [receipt.call_id().to_owned()]);
+    let done = calls.wait(receipt.call_id()).await.expect("it finishes");
     assert_eq!(
         done.envelope,
         "[slow(status=success)]\nslept 30ms\n[end:slow]"
     );
-    assert_eq!(done.record.status, CallStatus::Success);
-    assert!(done.record.background);
-    assert_eq!(done.record.decision, GateDecision::Allowed);
+    assert_eq!(done.record().status, CallStatus::Success);
+    assert!(done.record().background);
+    assert_eq!(done.record().decision, GateDecision::Allowed);
     assert_eq!(
-        calls.poll(&receipt.call_id).map(|d| d.envelope),
+        calls.poll(receipt.call_id()).map(|d| d.envelope),
         Some(done.envelope.clone())
     );
 
@@ -62,7 +62,7 @@ async fn a_background_panic_is_delivered_as_an_error() {
     .await;
     let done = dispatcher
         .background("background-panic")
-        .wait(&receipt.call_id)
+        .wait(receipt.call_id())
         .await
         .unwrap();
     assert_eq!(envelope(&done).code(), Some("ability-panicked"));
@@ -87,7 +87,7 @@ async fn without_background_calls_async_runs_inline() {
         done.envelope,
         "[slow(status=success)]\nslept 1ms\n[end:slow]"
     );
-    assert!(!done.record.background);
+    assert!(!done.record().background);
     assert!(
         dispatcher
             .background("background-inline")

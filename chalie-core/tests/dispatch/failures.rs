@@ -13,8 +13,11 @@ async fn a_panic_is_an_error_envelope_and_the_dispatcher_keeps_serving() {
     let parsed = envelope(&done);
     assert_eq!(parsed.code(), Some("ability-panicked"));
     assert!(parsed.content.contains("the boom ability always panics"));
-    assert_eq!(done.record.status, CallStatus::Error);
-    assert_eq!(done.record.error_code.as_deref(), Some("ability-panicked"));
+    assert_eq!(done.record().status, CallStatus::Error);
+    assert_eq!(
+        done.record().error_code.as_deref(),
+        Some("ability-panicked")
+    );
     assert!(
         call(&dispatcher, &turn, "tally", json!({}))
             .await

@@ -33,7 +33,7 @@ async fn every_setting_on_every_channel() {
                 (Setting::Ask, _) => (GateDecision::Denied, false, false),
             };
             let case = format!("{setting:?} on {channel:?}");
-            assert_eq!(done.record.decision, decision, "{case}");
+            assert_eq!(done.record().decision, decision, "{case}");
             assert_eq!(runs(&session).len(), usize::from(ran), "{case}");
             assert_eq!(!approver.permissions().is_empty(), asked, "{case}");
             assert_eq!(done.result.is_success(), ran, "{case}");
@@ -63,7 +63,7 @@ async fn lookup_is_tool_action_then_tool_then_ask() {
         json!({ "action": "list_events" }),
     )
     .await;
-    assert_eq!(listed.record.decision, GateDecision::Allowed);
+    assert_eq!(listed.record().decision, GateDecision::Allowed);
     let deleted = call(
         &dispatcher,
         &turn,
@@ -71,10 +71,10 @@ async fn lookup_is_tool_action_then_tool_then_ask() {
         json!({ "action": "delete_event", "event_id": "x" }),
     )
     .await;
-    assert_eq!(deleted.record.decision, GateDecision::Denied);
+    assert_eq!(deleted.record().decision, GateDecision::Denied);
     // Nothing set for `settings`: a brand-new action asks.
     let changed = call(&dispatcher, &turn, "settings", json!({ "action": "view" })).await;
-    assert_eq!(changed.record.decision, GateDecision::Rejected);
+    assert_eq!(changed.record().decision, GateDecision::Rejected);
     assert_eq!(approver.permissions(), ["settings.view"]);
     assert_eq!(envelope(&changed).code(), Some("approval-rejected"));
     assert!(changed.envelope.contains("the user declined"));
@@ -120,7 +120,7 @@ async fn no_answer_in_time_is_a_rejection() {
         .build();
     let turn = turn(Channel::Chat, "gate-timeout");
     let done = call(&dispatcher, &turn, "tally", json!({})).await;
-    assert_eq!(done.record.decision, GateDecision::Rejected);
+    assert_eq!(done.record().decision, GateDecision::Rejected);
     assert!(
         done.envelope.contains("no answer within 30s"),
         "{}",
@@ -140,7 +140,7 @@ async fn without_an_approver_ask_is_a_rejection() {
         json!({}),
     )
     .await;
-    assert_eq!(done.record.decision, GateDecision::Rejected);
+    assert_eq!(done.record().decision, GateDecision::Rejected);
     assert!(done.envelope.contains("no approver"));
 }
 
@@ -157,7 +157,7 @@ async fn internal_abilities_bypass_the_gate() {
     )
     .await;
     assert!(done.result.is_success());
-    assert_eq!(done.record.decision, GateDecision::Internal);
+    assert_eq!(done.record().decision, GateDecision::Internal);
 }
 
 #[tokio::test]
@@ -179,7 +179,7 @@ async fn the_policy_changes_at_run_time() {
         Setting::Deny
     );
     let denied = call(&dispatcher, &turn, "tally", json!({})).await;
-    assert_eq!(denied.record.decision, GateDecision::Denied);
+    assert_eq!(denied.record().decision, GateDecision::Denied);
     assert!(
         dispatcher
             .policy()

@@ -32,7 +32,7 @@ async fn the_limit_holds_per_session_and_says_when_to_retry() {
         limited.result.as_error().and_then(|e| e.retry()),
         Some(Retry::After(40.0))
     );
-    assert_eq!(limited.record.decision, GateDecision::NotReached);
+    assert_eq!(limited.record().decision, GateDecision::NotReached);
     // Another session has its own window.
     let second = turn(Channel::Chat, "limit-b");
     assert!(

@@ -31,7 +31,7 @@ async fn an_unknown_action_bounces_before_the_approver_is_asked() {
         approver.permissions().is_empty(),
         "the approver must not be asked"
     );
-    assert_eq!(done.record.decision, GateDecision::NotReached);
+    assert_eq!(done.record().decision, GateDecision::NotReached);
     assert!(runs("order-unknown-action").is_empty());
 }
 
@@ -86,7 +86,7 @@ async fn bad_typed_parameters_bounce_before_the_gate() {
         done.envelope
     );
     assert!(approver.permissions().is_empty());
-    assert_eq!(done.record.status, CallStatus::Error);
+    assert_eq!(done.record().status, CallStatus::Error);
 }
 
 #[tokio::test]
@@ -111,8 +111,8 @@ async fn a_denied_call_never_runs_and_says_not_to_retry() {
         done.result.as_error().and_then(|e| e.retry()),
         Some(Retry::Never)
     );
-    assert_eq!(done.record.decision, GateDecision::Denied);
-    assert_eq!(done.record.permission, "calendar.delete_event");
+    assert_eq!(done.record().decision, GateDecision::Denied);
+    assert_eq!(done.record().permission, "calendar.delete_event");
     assert!(runs("order-denied").is_empty());
     // The other action is still allowed through `calendar`.
     let listed = call(
@@ -183,7 +183,7 @@ async fn model_supplied_permission_fields_change_nothing() {
         let done = call(&dispatcher, &turn, "calendar", arguments).await;
         assert_eq!(envelope(&done).code(), Some("invalid-arguments"), "{field}");
         assert!(done.envelope.contains(&format!("unknown field `{field}`")));
-        assert_eq!(done.record.decision, GateDecision::NotReached);
+        assert_eq!(done.record().decision, GateDecision::NotReached);
     }
     assert!(approver.permissions().is_empty());
     assert!(runs("order-forged").is_empty());
@@ -200,7 +200,7 @@ async fn model_supplied_permission_fields_change_nothing() {
     )
     .await;
     assert!(done.result.is_success());
-    assert_eq!(done.record.permission, "settings.change");
-    assert_eq!(done.record.decision, GateDecision::Approved);
+    assert_eq!(done.record().permission, "settings.change");
+    assert_eq!(done.record().decision, GateDecision::Approved);
     assert_eq!(approver.permissions(), ["settings.change"]);
 }

@@ -33,7 +33,7 @@ async fn an_unknown_name_suggests_the_closest() {
             .valid_values()
             .contains(&"lookup".to_owned())
     );
-    assert_eq!(done.record.decision, GateDecision::NotReached);
+    assert_eq!(done.record().decision, GateDecision::NotReached);
     assert_eq!(turn.trail().len(), 2);
 }
 
@@ -127,11 +127,11 @@ async fn prefixed_names_go_through_the_proxy_and_the_same_path() {
         found.envelope,
         "[ext__search(status=success)]\n{\"found\":\"rust\"}\n[end:ext__search]"
     );
-    assert_eq!(found.record.decision, GateDecision::Allowed);
+    assert_eq!(found.record().decision, GateDecision::Allowed);
     assert!(
         call(&dispatcher, &turn, "ext__search", json!({ "q": "rust" }))
             .await
-            .record
+            .record()
             .reused
     );
 
@@ -152,7 +152,7 @@ async fn prefixed_names_go_through_the_proxy_and_the_same_path() {
         .set(Channel::Chat, "ext__search", Setting::Deny)
         .unwrap();
     let denied = call(&dispatcher, &turn, "ext__search", json!({ "q": "again" })).await;
-    assert_eq!(denied.record.decision, GateDecision::Denied);
+    assert_eq!(denied.record().decision, GateDecision::Denied);
     assert!(
         dispatcher
             .policy_surface()

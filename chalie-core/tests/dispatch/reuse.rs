@@ -32,8 +32,8 @@ async fn the_same_read_in_a_run_is_reused() {
         json!({ "act_summary": "again", "limit": 2, "query": "rust" }),
     )
     .await;
-    assert!(!first.record.reused);
-    assert!(again.record.reused);
+    assert!(!first.record().reused);
+    assert!(again.record().reused);
     assert_eq!(again.envelope, first.envelope);
     assert_eq!(runs("reuse-same"), ["lookup:rust"]);
     let other = call(
@@ -43,7 +43,7 @@ async fn the_same_read_in_a_run_is_reused() {
         json!({ "query": "tokio", "limit": 2 }),
     )
     .await;
-    assert!(!other.record.reused);
+    assert!(!other.record().reused);
     // Another run observes afresh.
     let next_run = run_turn("reuse-same", "run-2");
     let fresh = call(
@@ -53,7 +53,7 @@ async fn the_same_read_in_a_run_is_reused() {
         json!({ "query": "rust", "limit": 2 }),
     )
     .await;
-    assert!(!fresh.record.reused);
+    assert!(!fresh.record().reused);
     assert_eq!(
         runs("reuse-same"),
         ["lookup:rust", "lookup:tokio", "lookup:rust"]
@@ -73,12 +73,12 @@ async fn a_write_clears_the_run() {
     assert!(
         call(&dispatcher, &turn, "lookup", json!({ "query": "rust" }))
             .await
-            .record
+            .record()
             .reused
     );
     call(&dispatcher, &turn, "tally", json!({})).await;
     let after = call(&dispatcher, &turn, "lookup", json!({ "query": "rust" })).await;
-    assert!(!after.record.reused);
+    assert!(!after.record().reused);
     assert_eq!(runs("reuse-write"), ["lookup:rust", "tally", "lookup:rust"]);
 }
 
@@ -88,6 +88,6 @@ async fn errors_are_not_reused() {
     let turn = run_turn("reuse-errors", "run-1");
     call(&dispatcher, &turn, "lookup", json!({ "query": "missing" })).await;
     let again = call(&dispatcher, &turn, "lookup", json!({ "query": "missing" })).await;
-    assert!(!again.record.reused);
+    assert!(!again.record().reused);
     assert_eq!(runs("reuse-errors").len(), 2);
 }

@@ -39,7 +39,7 @@ async fn ten_thousand_calls_over_eight_sessions() {
     let mut ids = HashSet::new();
     for task in tasks {
         let done = task.await.expect("no task panics");
-        assert!(ids.insert(done.call_id.clone()), "call ids are unique");
+        assert!(ids.insert(done.call_id().to_owned()), "call ids are unique");
     }
     assert_eq!(ids.len(), CALLS);
     let mut recorded = 0;

@@ -112,7 +112,7 @@ async fn found_by_find_tools_called_through_the_dispatcher_and_gated() {
     .await;
     assert!(called.is_success(), "{}", done.envelope);
     assert_eq!(called.json().unwrap()["result"], "Rome: sunny for 2 day(s)");
-    assert_eq!(done.record.permission, "py__get_forecast");
+    assert_eq!(done.record().permission, "py__get_forecast");
 
     // The server's input schema is checked before the server is called.
     let (invalid, done) = dispatch(&dispatcher, "py__get_forecast", json!({ "days": 2 })).await;

@@ -114,7 +114,7 @@ async fn find_tools_injects_activates_and_returns_schemas() {
         ["web_search", "weather", "github__read_file"]
     );
     // Internal: the gate was not consulted, though the policy would ask and nobody can.
-    assert_eq!(done.record.decision, chalie_core::GateDecision::Internal);
+    assert_eq!(done.record().decision, chalie_core::GateDecision::Internal);
 }
 
 #[tokio::test]
