@@ -19,14 +19,13 @@ use crate::{CallStatus, Effect, GateDecision, ToolResult, Turn, render_envelope}
 /// What is known about a call so far, for its record.
 #[derive(Debug, Clone)]
 pub(crate) struct CallState {
-    pub(crate) call_id: String,
+    /// Shared, not copied, by the call-bound turn, the trail and the result.
+    pub(crate) call_id: Arc<str>,
     pub(crate) tool: String,
     pub(crate) action: Option<String>,
     /// The registry's name for the tool, once it resolved to an ability:
     /// the call-bound turn and the trail borrow it instead of copying.
     registered: Option<&'static str>,
-    /// The call id the call-bound turn holds, shared with the trail.
-    shared_id: Option<Arc<str>>,
     decision: GateDecision,
     background: bool,
     reused: bool,
@@ -43,14 +42,12 @@ impl CallState {
     }
 
     /// The turn the ability runs with, bound to this call.
-    fn bind(&mut self, turn: &Turn) -> Turn {
-        let call_id: Arc<str> = Arc::from(self.call_id.as_str());
-        self.shared_id = Some(Arc::clone(&call_id));
+    fn bind(&self, turn: &Turn) -> Turn {
         let tool = match self.registered {
             Some(name) => Name::Static(name),
             None => Name::Shared(Arc::from(self.tool.as_str())),
         };
-        turn.bound(Name::Shared(call_id), tool)
+        turn.bound(Name::Shared(Arc::clone(&self.call_id)), tool)
     }
 
     /// Renders the envelope and builds the trail's entry, which shares the
@@ -65,10 +62,7 @@ impl CallState {
         });
         let error_code = result.as_error().map(|error| error.code().to_string());
         let entry = TrailEntry {
-            call_id: match self.shared_id {
-                Some(call_id) => Name::Shared(call_id),
-                None => Name::Shared(Arc::from(self.call_id)),
-            },
+            call_id: Name::Shared(self.call_id),
             tool: match self.registered {
                 Some(name) => Name::Static(name),
                 None => Name::Shared(Arc::from(self.tool)),
@@ -101,22 +95,23 @@ impl CallState {
 
 /// `call-` and the number, without the formatting machinery: this runs on
 /// every call that comes without a provider id.
-fn numbered_call_id(number: u64) -> String {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
+fn numbered_call_id(number: u64) -> Arc<str> {
+    // `call-` and at most 20 digits, written back to front on the stack.
+    let mut text = [0u8; 25];
+    let mut start = text.len();
     let mut rest = number;
     loop {
         start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
+        text[start] = b'0' + (rest % 10) as u8;
         rest /= 10;
         if rest == 0 {
             break;
         }
     }
-    let mut id = String::with_capacity(5 + digits.len() - start);
-    id.push_str("call-");
-    id.extend(digits[start..].iter().map(|&digit| char::from(digit)));
-    id
+    start -= 5;
+    text[start..start + 5].copy_from_slice(b"call-");
+    // ASCII by construction; the fallback only keeps this free of panics.
+    Arc::from(std::str::from_utf8(&text[start..]).unwrap_or("call"))
 }
 
 impl Dispatcher {
@@ -135,14 +130,15 @@ impl Dispatcher {
             name,
             mut arguments,
         } = call;
-        let call_id =
-            id.unwrap_or_else(|| numbered_call_id(self.next_call.fetch_add(1, Ordering::Relaxed)));
+        let call_id = match id {
+            Some(id) => Arc::from(id),
+            None => numbered_call_id(self.next_call.fetch_add(1, Ordering::Relaxed)),
+        };
         let mut state = CallState {
             call_id,
             tool: name,
             action: None,
             registered: None,
-            shared_id: None,
             decision: GateDecision::NotReached,
             background: false,
             reused: false,
@@ -296,7 +292,7 @@ impl Dispatcher {
             "`{}` is running in the background as call `{}`; its result will arrive in a later message. Continue meanwhile.",
             state.tool, state.call_id
         ))
-        .with_metadata("call_id", state.call_id.as_str())
+        .with_metadata("call_id", &*state.call_id)
         .with_metadata("background", true);
         let (dispatched, entry) = state.clone().conclude(receipt, Some(CallStatus::Pending));
         turn.trail().record_entry(entry);
@@ -332,5 +328,17 @@ fn settle_reuse(
         }
         Some(_) => {}
         None => runs.invalidate(run_id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_call_id;
+
+    #[test]
+    fn numbered_ids_read_like_the_formatted_ones() {
+        for number in [0, 7, 10, 4_096, u64::MAX] {
+            assert_eq!(&*numbered_call_id(number), format!("call-{number}"));
+        }
     }
 }

@@ -72,7 +72,7 @@ impl Dispatcher {
             Setting::Ask => {
                 let permission = state.permission();
                 let request = ApprovalRequest {
-                    call_id: state.call_id.clone(),
+                    call_id: state.call_id.to_string(),
                     session_id: turn.session_id().to_owned(),
                     tool: state.tool.clone(),
                     action: state.action.clone(),
@@ -142,7 +142,7 @@ impl Dispatcher {
             return Gate::Block(GateDecision::Rejected, errors::rejected(&permission, why));
         }
         let request = ApprovalRequest {
-            call_id: state.call_id.clone(),
+            call_id: state.call_id.to_string(),
             session_id: turn.session_id().to_owned(),
             tool: state.tool.clone(),
             action: state.action.clone(),
