@@ -212,6 +212,22 @@ impl ActionTrail {
         self.entries().push(entry);
     }
 
+    /// Replaces the entry of `call_id` with `entry`, names still shared.
+    pub(crate) fn replace_entry(&self, call_id: &str, entry: TrailEntry) -> bool {
+        let mut entries = self.entries();
+        match entries
+            .iter_mut()
+            .rev()
+            .find(|stored| &*stored.call_id == call_id)
+        {
+            Some(stored) => {
+                *stored = entry;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Replaces the record of `call_id` (e.g. when a background call ends).
     pub fn update(&self, call_id: &str, update: impl FnOnce(&mut ActionRecord)) -> bool {
         let mut entries = self.entries();

@@ -301,11 +301,8 @@ impl Dispatcher {
         tokio::spawn(async move {
             let result = started.finish(&state.tool).await;
             settle_reuse(&session, task_turn.run_id(), reuse, &result);
-            let (done, _) = state.conclude(result, None);
-            let record = done.record();
-            task_turn
-                .trail()
-                .update(done.call_id(), move |entry| *entry = record);
+            let (done, entry) = state.conclude(result, None);
+            task_turn.trail().replace_entry(done.call_id(), entry);
             completion.complete(done);
         });
         dispatched

@@ -149,6 +149,14 @@ fn text_reply() -> Recorded {
     }
 }
 
+/// What the client yields for [`text_reply`].
+fn text_reply_chunks() -> Vec<Result<ModelChunk, chalie_core::session::ModelError>> {
+    vec![
+        Ok(ModelChunk::Text("You have".into())),
+        Ok(ModelChunk::Text(" one task.".into())),
+    ]
+}
+
 /// A recorded tool call whose arguments arrive in four deltas, split
 /// across chunks (one chunk ends inside an event).
 fn tool_call_reply() -> Recorded {
@@ -200,13 +208,7 @@ async fn text_deltas_stream_in_order_and_the_request_is_openai_shaped() {
         ]))
         .collect()
         .await;
-    assert_eq!(
-        chunks,
-        [
-            Ok(ModelChunk::Text("You have".into())),
-            Ok(ModelChunk::Text(" one task.".into()))
-        ]
-    );
+    assert_eq!(chunks, text_reply_chunks());
     let (head, body) = received.lock().unwrap()[0].clone();
     assert!(
         head.starts_with("POST /v1/chat/completions HTTP/1.1"),
@@ -322,13 +324,7 @@ async fn https_with_the_servers_certificate_trusted_streams_the_reply() {
         .stream(request(vec![Message::user("tasks?")]))
         .collect()
         .await;
-    assert_eq!(
-        chunks,
-        [
-            Ok(ModelChunk::Text("You have".into())),
-            Ok(ModelChunk::Text(" one task.".into()))
-        ]
-    );
+    assert_eq!(chunks, text_reply_chunks());
     let (head, body) = received.lock().unwrap()[0].clone();
     assert!(
         head.starts_with("POST /v1/chat/completions HTTP/1.1"),

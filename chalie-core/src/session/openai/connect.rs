@@ -21,12 +21,9 @@ pub(super) struct Connector {
 impl Connector {
     /// A client trusting the platform's roots and `extra_roots`.
     pub(super) fn new(extra_roots: &[reqwest::Certificate]) -> Connector {
-        let builder = || {
-            reqwest::Client::builder()
-                .connect_timeout(CONNECT_TIMEOUT)
-                .tls_certs_merge(extra_roots.iter().cloned())
-        };
-        match builder().build() {
+        let builder = || reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
+        let roots = || extra_roots.iter().cloned();
+        match builder().tls_certs_merge(roots()).build() {
             Ok(client) => Connector {
                 client: Ok(client),
                 trust_note: None,
@@ -39,16 +36,12 @@ impl Connector {
                      added with `OpenAiModel::root_certificates_pem` are trusted",
                     error_chain(&platform_error)
                 );
-                let client = reqwest::Client::builder()
-                    .connect_timeout(CONNECT_TIMEOUT)
-                    .tls_certs_only(extra_roots.iter().cloned())
-                    .build()
-                    .map_err(|error| {
-                        format!(
-                            "the HTTP client could not be built: {}",
-                            error_chain(&error)
-                        )
-                    });
+                let client = builder().tls_certs_only(roots()).build().map_err(|error| {
+                    format!(
+                        "the HTTP client could not be built: {}",
+                        error_chain(&error)
+                    )
+                });
                 Connector {
                     client,
                     trust_note: Some(trust_note),
