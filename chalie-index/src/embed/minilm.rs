@@ -1,13 +1,15 @@
-//! all-MiniLM-L6-v2 in pure Rust: candle's BERT plus the `tokenizers` crate, mean-pooled.
+//! all-MiniLM-L6-v2 in pure Rust: a BERT encoder on candle plus the `tokenizers` crate,
+//! mean-pooled.
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer};
 
+use super::bert::Bert;
 use super::{Embedder, l2_normalise};
 use crate::descriptor::hex;
 use crate::error::EmbedError;
@@ -20,9 +22,8 @@ pub const MINILM_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.saf
 
 /// The default embedder: sentence-transformers/all-MiniLM-L6-v2, 384 dimensions.
 pub struct MiniLm {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
-    device: Device,
     weight_hash: String,
 }
 
@@ -81,11 +82,10 @@ impl MiniLm {
         let device = Device::Cpu;
         let var_builder = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(load_error)?;
-        let model = BertModel::load(var_builder, &config).map_err(load_error)?;
+        let model = Bert::load(var_builder, &config).map_err(load_error)?;
         Ok(MiniLm {
             model,
             tokenizer,
-            device,
             weight_hash,
         })
     }
@@ -107,24 +107,35 @@ impl MiniLm {
             ids.extend(encoding.get_ids().iter().copied());
             mask.extend(encoding.get_attention_mask().iter().copied());
         }
-        let ids = Tensor::from_vec(ids, (rows, width), &self.device).map_err(inference_error)?;
-        let mask = Tensor::from_vec(mask, (rows, width), &self.device).map_err(inference_error)?;
-        let type_ids = ids.zeros_like().map_err(inference_error)?;
         let hidden = self
             .model
-            .forward(&ids, &type_ids, Some(&mask))
+            .forward(&ids, &mask, rows, width)
             .map_err(inference_error)?;
         // Mean over real tokens only: sum(hidden * mask) / sum(mask).
-        let pooled = (|| -> candle_core::Result<Tensor> {
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-            summed.broadcast_div(&counts)
-        })()
-        .map_err(inference_error)?;
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(inference_error)?;
-        vectors.iter_mut().for_each(|v| l2_normalise(v));
-        Ok(vectors)
+        let size = hidden.len().checked_div(rows * width).unwrap_or(0);
+        let vectors = (0..rows).map(|row| {
+            let mut sum = vec![0.0f32; size];
+            let mut count = 0usize;
+            for token in 0..width {
+                if mask[row * width + token] == 0 {
+                    continue;
+                }
+                count += 1;
+                let start = (row * width + token) * size;
+                sum.iter_mut()
+                    .zip(&hidden[start..start + size])
+                    .for_each(|(s, h)| *s += h);
+            }
+            let count = count.max(1) as f32;
+            sum.iter_mut().for_each(|s| *s /= count);
+            sum
+        });
+        Ok(vectors
+            .map(|mut vector| {
+                l2_normalise(&mut vector);
+                vector
+            })
+            .collect())
     }
 }
 
@@ -159,5 +170,100 @@ impl Embedder for MiniLm {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use candle_core::Tensor;
+    use candle_transformers::models::bert::BertModel;
+
+    use super::*;
+
+    const TEXTS: [&str; 5] = [
+        "find the weather for my travel city",
+        "send the weekly report to the team",
+        "delete old photo backups",
+        "what's the forecast for Paris today, and will it rain tomorrow afternoon?",
+        "ok",
+    ];
+
+    fn model_dir() -> PathBuf {
+        std::env::var_os("CHALIE_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                MiniLm::default_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+            })
+    }
+
+    fn model() -> MiniLm {
+        MiniLm::load(&model_dir()).expect("model files; run `cargo xtask fetch-model` first")
+    }
+
+    /// The embeddings as candle-transformers' own BERT computes them, one text at a time.
+    fn reference(texts: &[&str]) -> Vec<Vec<f32>> {
+        let dir = model_dir();
+        let config: Config = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("config.json")).expect("config"),
+        )
+        .expect("config json");
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).expect("tokenizer");
+        // One text at a time and no padding, so a plain mean over the tokens is the pooling.
+        tokenizer.with_padding(None);
+        let weights = std::fs::read(dir.join("model.safetensors")).expect("weights");
+        let var_builder =
+            VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).expect("vb");
+        let bert = BertModel::load(var_builder, &config).expect("bert");
+        texts
+            .iter()
+            .map(|text| {
+                let encoding = tokenizer.encode(*text, true).expect("encode");
+                let ids = Tensor::new(encoding.get_ids(), &Device::Cpu)
+                    .and_then(|t| t.unsqueeze(0))
+                    .expect("ids");
+                let hidden = bert
+                    .forward(&ids, &ids.zeros_like().expect("types"), None)
+                    .expect("forward");
+                let mut vector: Vec<f32> = hidden
+                    .mean(1)
+                    .and_then(|t| t.squeeze(0))
+                    .and_then(|t| t.to_vec1())
+                    .expect("pool");
+                l2_normalise(&mut vector);
+                vector
+            })
+            .collect()
+    }
+
+    fn assert_close(ours: &[Vec<f32>], expected: &[Vec<f32>]) {
+        assert_eq!(ours.len(), expected.len());
+        for (row, (a, b)) in ours.iter().zip(expected).enumerate() {
+            assert_eq!(a.len(), 384);
+            let worst = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0f32, f32::max);
+            assert!(worst < 1e-5, "text {row}: largest difference {worst}");
+        }
+    }
+
+    #[test]
+    fn matches_candles_bert_model() {
+        assert_close(
+            &model().embed_batch(&TEXTS).expect("embed"),
+            &reference(&TEXTS),
+        );
+    }
+
+    #[test]
+    fn a_batch_embeds_each_text_as_alone() {
+        let model = model();
+        let batch = model.embed_batch(&TEXTS).expect("batch");
+        let single: Vec<Vec<f32>> = TEXTS
+            .iter()
+            .map(|text| model.embed_batch(&[text]).expect("single").remove(0))
+            .collect();
+        assert_close(&batch, &single);
     }
 }

@@ -1,8 +1,10 @@
 //! Turning prose into unit vectors. The index only sees the [`Embedder`] trait, so the
 //! default model can be swapped (or faked in tests) without touching the engine.
 
+mod bert;
 mod hashing;
 mod minilm;
+mod ops;
 
 pub use hashing::HashingEmbedder;
 pub use minilm::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
