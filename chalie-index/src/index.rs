@@ -77,10 +77,11 @@ impl Index {
     ) -> Result<Index, IndexError> {
         let manifest = Manifest::read(dir)?;
         manifest.check_compatible(embedder.as_ref())?;
-        let contents = manifest.verify_files(dir, verify)?;
-        let artifact = |file: &str| -> Result<&Vec<u8>, IndexError> {
+        let mut contents = manifest.verify_files(dir, verify)?;
+        let artifact = |file: &str| -> Result<&[u8], IndexError> {
             contents
                 .get(file)
+                .map(|bytes| &**bytes)
                 .ok_or_else(|| corrupt(&dir.join(file), "the manifest does not list it"))
         };
         let entries_path = dir.join(ENTRIES_FILE);
@@ -92,9 +93,12 @@ impl Index {
                 "descriptor count differs from the manifest",
             ));
         }
-        let prose = ProseIndex::from_bytes(
+        let prose_bytes = contents
+            .remove(PROSE_FILE)
+            .ok_or_else(|| corrupt(&dir.join(PROSE_FILE), "the manifest does not list it"))?;
+        let prose = ProseIndex::from_artifact(
             dir,
-            artifact(PROSE_FILE)?,
+            prose_bytes,
             embedder.dimensions(),
             manifest.vector_count,
         )?;

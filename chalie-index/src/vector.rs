@@ -8,7 +8,7 @@ use std::path::Path;
 use usearch::{Index as UsearchIndex, IndexOptions, MetricKind, ScalarKind};
 
 use crate::error::IndexError;
-use crate::manifest::corrupt;
+use crate::manifest::{Artifact, corrupt};
 
 /// File name of the vector index inside an index folder.
 pub(crate) const PROSE_FILE: &str = "prose.usearch";
@@ -89,26 +89,34 @@ pub(crate) fn write(
     index.save(path_text).map_err(|e| write_error(&e))
 }
 
-/// An opened vector index.
+/// An opened vector index, viewing the mapped file it was verified from.
 pub(crate) struct ProseIndex {
+    // Declared before `_mapping`, so it is dropped first: it reads from the mapping.
     index: UsearchIndex,
+    _mapping: Option<Artifact>,
 }
 
 impl ProseIndex {
-    /// Loads the index from bytes the caller has already checksummed.
-    pub(crate) fn from_bytes(
+    /// Views the index in `bytes`, a mapping the caller has already checksummed: nothing
+    /// is copied, so opening costs the checksum, not a load.
+    pub(crate) fn from_artifact(
         dir: &Path,
-        bytes: &[u8],
+        bytes: Artifact,
         dimensions: usize,
         expected: usize,
     ) -> Result<ProseIndex, IndexError> {
         let path = dir.join(PROSE_FILE);
         let index = UsearchIndex::new(&options(dimensions)).map_err(|e| corrupt(&path, e))?;
-        if expected > 0 {
-            index
-                .load_from_buffer(bytes)
-                .map_err(|e| corrupt(&path, e))?;
-        }
+        let bytes = if expected > 0 {
+            // SAFETY: usearch reads the buffer for as long as the index lives; the mapping
+            // is stored beside the index and outlives it (field order), and is never
+            // written (see `Artifact`).
+            #[allow(unsafe_code)]
+            unsafe { index.view_from_buffer(&bytes) }.map_err(|e| corrupt(&path, e))?;
+            Some(bytes)
+        } else {
+            None
+        };
         if index.size() != expected || (expected > 0 && index.dimensions() != dimensions) {
             return Err(corrupt(
                 &path,
@@ -121,7 +129,10 @@ impl ProseIndex {
         }
         // A wider beam than the default: recall matters more than microseconds here.
         index.change_expansion_search(128);
-        Ok(ProseIndex { index })
+        Ok(ProseIndex {
+            index,
+            _mapping: bytes,
+        })
     }
 
     /// Up to `count` nearest vectors accepted by `keep` (all of them for `None`), as
