@@ -5,11 +5,12 @@ use chalie_core::{AbilityEntry, Registry};
 use crate::descriptor::{Descriptor, Source};
 
 impl Descriptor {
-    /// The descriptor of one linked ability: name, summary, examples, tooltip, toolset and
-    /// discoverability, from the facts `#[ability]` fixed at compile time.
+    /// The descriptor of one linked ability: name, summary, examples, tooltip, toolset,
+    /// discoverability and parameters schema, from the facts `#[ability]` fixed at compile
+    /// time.
     ///
-    /// The parameters schema is left out: `find_tools` reads it from the registry when it
-    /// answers, so a schema change never makes the index stale.
+    /// The schema's property names and descriptions are searched with the summary, so
+    /// changing them makes an index built before the change stale.
     pub fn from_entry(entry: &AbilityEntry) -> Descriptor {
         let spec = entry.spec();
         Descriptor {
@@ -20,7 +21,7 @@ impl Descriptor {
             source: Source::Local,
             toolset: spec.toolset().to_owned(),
             discoverable: spec.discoverable(),
-            parameters: None,
+            parameters: Some(entry.parameters().clone()),
             body: String::new(),
         }
     }

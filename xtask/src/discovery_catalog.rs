@@ -34,6 +34,10 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
                 .get("discoverable")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            parameters: value
+                .get("parameters")
+                .or_else(|| value.get("input_schema"))
+                .cloned(),
             ..Descriptor::default()
         });
     }
