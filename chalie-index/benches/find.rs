@@ -156,6 +156,15 @@ fn with_model(c: &mut Criterion) {
     group.bench_function("embed_64_summaries", |b| {
         b.iter(|| black_box(embedder.embed_batch(&texts).expect("embed")))
     });
+    // What a build embeds most of: short example phrases, one build batch at a time.
+    let examples: Vec<String> = catalog(32, 8)
+        .into_iter()
+        .flat_map(|d| d.examples)
+        .collect();
+    let examples: Vec<&str> = examples.iter().map(String::as_str).collect();
+    group.bench_function("embed_256_examples", |b| {
+        b.iter(|| black_box(embedder.embed_batch(&examples).expect("embed")))
+    });
     group.finish();
 }
 

@@ -13,7 +13,7 @@ use crate::discovery_catalog::read_tools;
 mod cache;
 use cache::CachingEmbedder;
 
-const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--model DIR] [--cache DIR]";
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--no-parameters] [--model DIR] [--cache DIR]";
 
 struct Query {
     text: String,
@@ -92,8 +92,13 @@ pub fn run(args: &[String]) -> crate::Outcome {
     let mut ceiling = chalie_index::DEFAULT_CEILING;
     let mut model = crate::fetch_model::default_dir();
     let mut cache_dir = None;
+    let mut keep_parameters = true;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
+        if flag == "--no-parameters" {
+            keep_parameters = false;
+            continue;
+        }
         let mut value = || {
             args.next()
                 .cloned()
@@ -114,6 +119,10 @@ pub fn run(args: &[String]) -> crate::Outcome {
         return Err(USAGE.into());
     };
     let mut descriptors: Vec<Descriptor> = read_tools(&tools)?;
+    // Strict zero-shot: name and description only, the setting of the published baselines.
+    if !keep_parameters {
+        descriptors.iter_mut().for_each(|d| d.parameters = None);
+    }
     let mut queries = read_queries(&queries_path)?;
 
     // Example phrases: the first N single-tool queries of each tool, taken out of evaluation
