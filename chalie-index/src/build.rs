@@ -10,7 +10,7 @@ use crate::error::IndexError;
 use crate::index::{ENTRIES_FILE, Index, StoredEntry};
 use crate::keyword::{self, NAMES_DIR};
 use crate::manifest::{self, EmbedderInfo, FORMAT_VERSION, MANIFEST_FILE, Manifest};
-use crate::vector::{self, MAX_SLOTS, PROSE_FILE};
+use crate::vector::{self, CENTROID_SLOT, PROSE_FILE};
 
 /// Texts embedded per call during a build; also the granularity of progress reports.
 const BUILD_BATCH: usize = 256;
@@ -41,11 +41,21 @@ fn texts_of(descriptor: &Descriptor) -> Vec<String> {
     let mut seen = BTreeSet::new();
     for example in &descriptor.examples {
         let example = example.trim();
-        if !example.is_empty() && seen.insert(example) && texts.len() < MAX_SLOTS {
+        if !example.is_empty() && seen.insert(example) && texts.len() < CENTROID_SLOT {
             texts.push(example.to_owned());
         }
     }
     texts
+}
+
+/// The normalised mean of unit vectors.
+fn centroid(vectors: &[&Vec<f32>]) -> Vec<f32> {
+    let mut sum = vec![0.0f32; vectors.first().map_or(0, |v| v.len())];
+    for vector in vectors {
+        sum.iter_mut().zip(vector.iter()).for_each(|(s, v)| *s += v);
+    }
+    crate::embed::l2_normalise(&mut sum);
+    sum
 }
 
 /// Validates all descriptors and returns the discoverable ones in canonical order.
@@ -134,9 +144,17 @@ impl Index {
         let mut keyed = Vec::new();
         let mut entries = Vec::with_capacity(kept.len());
         for (ordinal, (descriptor, texts)) in kept.iter().zip(&texts_per_descriptor).enumerate() {
-            for (slot, text) in texts.iter().enumerate() {
-                let vector = &embedded[slot_of_text[text.as_str()]];
-                keyed.push((vector::key(ordinal, slot), vector.clone()));
+            let vectors: Vec<&Vec<f32>> = texts
+                .iter()
+                .map(|text| &embedded[slot_of_text[text.as_str()]])
+                .collect();
+            for (slot, vector) in vectors.iter().enumerate() {
+                keyed.push((vector::key(ordinal, slot), (*vector).clone()));
+            }
+            // A summary and one example are their own centroid's two halves; from two
+            // examples on, the centroid says what they have in common.
+            if texts.len() >= 3 {
+                keyed.push((vector::key(ordinal, CENTROID_SLOT), centroid(&vectors)));
             }
             entries.push(StoredEntry {
                 name: descriptor.name.clone(),
@@ -144,7 +162,7 @@ impl Index {
                 summary: descriptor.summary.clone(),
                 source: descriptor.source.clone(),
                 toolset: descriptor.toolset.clone(),
-                vectors: texts.len(),
+                vectors: texts.len() + usize::from(texts.len() >= 3),
                 parameters: descriptor.parameters.clone(),
                 body: descriptor.body.clone(),
             });

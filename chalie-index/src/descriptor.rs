@@ -36,7 +36,8 @@ pub struct Descriptor {
     pub name: String,
     /// The model-facing description.
     pub summary: String,
-    /// Example requests this descriptor answers; each becomes its own vector.
+    /// Example requests this descriptor answers; each becomes its own vector, and from two
+    /// on their centroid (with the summary's) is one more.
     #[serde(default)]
     pub examples: Vec<String>,
     /// Short human-facing hint; not searched.

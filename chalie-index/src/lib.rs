@@ -98,7 +98,8 @@ pub use embed::{Embedder, HashingEmbedder, MiniLm};
 pub use embed::{MINILM_DIR_NAME, MINILM_FILES};
 pub use error::{EmbedError, IndexError};
 pub use find::{
-    Ambiguity, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE, Rung, Scope,
+    Ambiguity, CENTROID_WEIGHT, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE,
+    Rung, Scope,
 };
 pub use index::{Index, default_index_dir};
 pub use keyword::segment_gate;

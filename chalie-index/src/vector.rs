@@ -13,8 +13,12 @@ use crate::manifest::{Artifact, corrupt};
 /// File name of the vector index inside an index folder.
 pub(crate) const PROSE_FILE: &str = "prose.usearch";
 
-/// Vectors one descriptor may have: a summary plus up to 65,535 examples.
+/// Vectors one descriptor may have: a summary, up to 65,534 examples and a centroid.
 pub(crate) const MAX_SLOTS: usize = 1 << 16;
+
+/// The slot of a descriptor's centroid: the normalised mean of its summary and example
+/// vectors, stored for every descriptor with at least two examples.
+pub(crate) const CENTROID_SLOT: usize = MAX_SLOTS - 1;
 
 pub(crate) fn key(ordinal: usize, slot: usize) -> u64 {
     ((ordinal as u64) << 16) | slot as u64
@@ -22,6 +26,10 @@ pub(crate) fn key(ordinal: usize, slot: usize) -> u64 {
 
 pub(crate) fn ordinal_of(key: u64) -> usize {
     (key >> 16) as usize
+}
+
+pub(crate) fn slot_of(key: u64) -> usize {
+    (key & 0xffff) as usize
 }
 
 fn options(dimensions: usize) -> IndexOptions {

@@ -2,7 +2,7 @@
 
 use chalie_index::{FindOptions, Rung};
 
-use crate::support::{build, catalog, entries};
+use crate::support::{build, catalog, entries, local};
 
 #[test]
 fn exact_name_is_pinned_after_normalisation() {
@@ -143,4 +143,27 @@ fn several_close_examples_outrank_one_lucky_match() {
     );
     let [reserve, order] = [&outcome.injected[0], &outcome.injected[1]];
     assert!(order.distance < reserve.distance, "{outcome:?}");
+}
+
+#[test]
+fn a_descriptor_with_two_examples_or_more_also_gets_a_centroid_vector() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut weather = local("weather", "Current weather and forecast for a city");
+    weather.examples = entries(&["is it raining in london", "do I need an umbrella"]);
+    let mut read_file = local("read_file", "Read a file from disk");
+    read_file.examples = entries(&["open my notes file"]);
+    let lone = local("web_search", "Search the web for pages about a topic");
+    let index = build(dir.path(), &[weather, read_file, lone]);
+    // weather: summary + 2 examples + centroid; read_file: summary + 1; web_search: 1.
+    assert_eq!(index.manifest().vector_count, 4 + 2 + 1);
+    let found = index
+        .find(
+            &entries(&["do I need an umbrella"]),
+            &FindOptions::default(),
+        )
+        .expect("find");
+    assert_eq!(
+        found.injected.first().map(|hit| hit.name.as_str()),
+        Some("weather")
+    );
 }
