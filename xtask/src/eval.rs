@@ -1,5 +1,5 @@
 //! `cargo xtask eval`: retrieval quality of the cascade on a tool catalog and labelled
-//! queries (the benchmark data folder, `../shared/benchdata`, holds two such sets).
+//! queries (MetaTool and BFCL converted to JSONL are two such sets).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
