@@ -125,7 +125,7 @@ pub(crate) fn validate(descriptor: &Descriptor) -> Result<(), IndexError> {
 
 /// Version of the text recipe (what gets embedded and keyword-indexed). Part of the
 /// fingerprint, so changing the recipe makes every existing index stale.
-const RECIPE_VERSION: &str = "chalie-index/recipe/2";
+const RECIPE_VERSION: &str = "chalie-index/recipe/3";
 
 /// sha256 over a canonical serialisation of every descriptor, hex-encoded.
 ///

@@ -33,10 +33,12 @@ pub const POOL_TEMPERATURE: f32 = 0.1;
 ///
 /// The centroid says what the examples have in common, so a request worded unlike any
 /// single example still lands near it. On MetaTool with 8 examples, raw R@5 for weights
-/// 1 / 3 / 8 / 30 / 1000 was .830 / .836 / .843 / .845 / .841 (no centroid: .821). 8 is on
-/// the plateau while keeping the head start of a descriptor with examples over one without
-/// small: its pool can reach 8 + 9 instead of 9, against 1 for a lone summary.
-pub const CENTROID_WEIGHT: f32 = 8.0;
+/// 1 / 3 / 8 / 30 / 1000 was .830 / .836 / .843 / .845 / .841 (no centroid: .821). Past 3
+/// the centroid starts to outvote the examples: in the example assistant, "add an event to
+/// my calendar" then ranks the topic-level `calendar` above the action-level
+/// `calendar_edit`, and a descriptor with examples gains more of a head start over one
+/// without (its pool can reach 3 + 9 against 1). 3 keeps most of the gain without either.
+pub const CENTROID_WEIGHT: f32 = 3.0;
 
 /// Which descriptors a search may return.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
