@@ -118,7 +118,10 @@ impl Bert {
                 (config.max_position_embeddings, hidden),
                 "position_embeddings.weight",
             )?,
-            type_embedding: types.get(..hidden).unwrap_or_default().to_vec(),
+            type_embedding: match types.get(..hidden) {
+                Some(first) => first.to_vec(),
+                None => candle_core::bail!("the model has no token type embedding"),
+            },
             embedding_norm: norm(&embeddings.pp("LayerNorm"), hidden, config.layer_norm_eps)?,
             layers: (0..config.num_hidden_layers)
                 .map(|index| Layer::load(&encoder.pp(index), config))

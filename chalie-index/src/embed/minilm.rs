@@ -1,5 +1,5 @@
-//! all-MiniLM-L6-v2 in pure Rust: a BERT encoder on candle plus the `tokenizers` crate,
-//! mean-pooled.
+//! all-MiniLM-L6-v2 in pure Rust: the `tokenizers` crate, weights read by candle, our own
+//! BERT forward pass ([`super::bert`]), mean-pooled.
 
 use std::path::{Path, PathBuf};
 
