@@ -212,8 +212,8 @@ impl ActionTrail {
         self.entries().push(entry);
     }
 
-    /// Replaces the entry of `call_id` with `entry`, names still shared.
-    pub(crate) fn replace_entry(&self, call_id: &str, entry: TrailEntry) -> bool {
+    /// Runs `change` on the latest entry of `call_id`; `false` when there is none.
+    fn change_entry(&self, call_id: &str, change: impl FnOnce(&mut TrailEntry)) -> bool {
         let mut entries = self.entries();
         match entries
             .iter_mut()
@@ -221,29 +221,25 @@ impl ActionTrail {
             .find(|stored| &*stored.call_id == call_id)
         {
             Some(stored) => {
-                *stored = entry;
+                change(stored);
                 true
             }
             None => false,
         }
     }
 
+    /// Replaces the entry of `call_id` with `entry`, names still shared.
+    pub(crate) fn replace_entry(&self, call_id: &str, entry: TrailEntry) -> bool {
+        self.change_entry(call_id, |stored| *stored = entry)
+    }
+
     /// Replaces the record of `call_id` (e.g. when a background call ends).
     pub fn update(&self, call_id: &str, update: impl FnOnce(&mut ActionRecord)) -> bool {
-        let mut entries = self.entries();
-        match entries
-            .iter_mut()
-            .rev()
-            .find(|entry| &*entry.call_id == call_id)
-        {
-            Some(entry) => {
-                let mut record = entry.to_record();
-                update(&mut record);
-                *entry = record.into();
-                true
-            }
-            None => false,
-        }
+        self.change_entry(call_id, |stored| {
+            let mut record = stored.to_record();
+            update(&mut record);
+            *stored = record.into();
+        })
     }
 
     /// A copy of every record so far.

@@ -144,6 +144,7 @@ impl Index {
         let mut keyed = Vec::new();
         let mut entries = Vec::with_capacity(kept.len());
         for (ordinal, (descriptor, texts)) in kept.iter().zip(&texts_per_descriptor).enumerate() {
+            let first_key = keyed.len();
             let vectors: Vec<&Vec<f32>> = texts
                 .iter()
                 .map(|text| &embedded[slot_of_text[text.as_str()]])
@@ -162,7 +163,7 @@ impl Index {
                 summary: descriptor.summary.clone(),
                 source: descriptor.source.clone(),
                 toolset: descriptor.toolset.clone(),
-                vectors: texts.len() + usize::from(texts.len() >= 3),
+                vectors: keyed.len() - first_key,
                 parameters: descriptor.parameters.clone(),
                 body: descriptor.body.clone(),
             });
