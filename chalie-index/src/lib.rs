@@ -77,6 +77,7 @@
 
 mod abilities;
 mod build;
+pub mod catalog;
 mod descriptor;
 mod discovery;
 mod embed;
@@ -87,6 +88,7 @@ mod keyword;
 mod linked;
 mod manifest;
 mod vector;
+pub mod xtask;
 
 pub use abilities::{FindParams, MAX_ENTRY_CHARS, MAX_QUERY_ENTRIES, find_skills, find_tools};
 pub use build::{BuildProgress, BuildStage};

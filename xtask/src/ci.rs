@@ -40,8 +40,8 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     // Builds the discovery index of the linked abilities with the real model, then checks
     // it the way a deployment would: the build and the check must agree on every field.
     println!("\n$ cargo xtask index && cargo xtask index --check");
-    crate::index::run(&[])?;
-    crate::index::run(&["--check".to_owned()])?;
+    crate::index::run("index", &[])?;
+    crate::index::run("index", &["--check".to_owned()])?;
     println!("\n$ cargo xtask lint");
     crate::lint::run(&[])?;
     // A newcomer's first five minutes: the README's two commands are these
@@ -89,7 +89,7 @@ pub(crate) fn demo(args: &[String]) -> Outcome {
 /// hashes and downloads nothing).
 fn prepare() -> Outcome {
     println!("\n$ cargo xtask fetch-model");
-    crate::fetch_model::run(&[])
+    crate::index::run("fetch-model", &[])
 }
 
 /// The Python MCP SDK the MCP interop tests drive chalie with.

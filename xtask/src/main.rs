@@ -5,9 +5,6 @@
 
 mod build_time;
 mod ci;
-mod discovery_catalog;
-mod eval;
-mod fetch_model;
 mod index;
 mod lint;
 mod manifest;
@@ -57,9 +54,7 @@ fn main() -> ExitCode {
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),
-        "index" => index::run(&rest),
-        "eval" => eval::run(&rest),
-        "fetch-model" => fetch_model::run(&rest),
+        "index" | "eval" | "fetch-model" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -1,24 +1,56 @@
-//! Descriptor sources for the offline index: a JSONL tool catalog, a JSON file of external
-//! tools and a folder of skill playbooks (markdown with a small front matter).
+//! Descriptor sources read from files, for the offline index: a JSONL tool catalog, a JSON
+//! file of external tools and a folder of skill playbooks (markdown with a small front
+//! matter).
+//!
+//! ```
+//! let text = "---\nname: plan_trip\nsummary: Plan a trip\nexamples:\n  - plan my weekend\n---\n\n1. Ask for dates.\n";
+//! let skill = chalie_index::catalog::parse_skill(text, "plan_trip.md")?;
+//! assert_eq!((skill.name.as_str(), skill.body.as_str()), ("plan_trip", "1. Ask for dates.\n"));
+//! # Ok::<(), chalie_index::catalog::CatalogError>(())
+//! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use chalie_index::{Descriptor, Source};
 use serde_json::Value;
 
+use crate::descriptor::{Descriptor, Source};
+
+/// A catalog file that could not be read or does not have the expected shape.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", origin.display())]
+pub struct CatalogError {
+    /// The file (with `:line` for a JSONL line) or folder at fault.
+    pub origin: PathBuf,
+    /// What is wrong with it, and how to fix it where that is not obvious.
+    pub reason: String,
+}
+
+impl CatalogError {
+    fn new(origin: impl Into<PathBuf>, reason: impl std::fmt::Display) -> CatalogError {
+        CatalogError {
+            origin: origin.into(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, CatalogError> {
+    std::fs::read_to_string(path).map_err(|error| CatalogError::new(path, error))
+}
+
 /// Reads a JSONL catalog: one `{"name", "description" or "summary", "examples"?}` a line.
-pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Error>> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, CatalogError> {
+    let text = read_text(path)?;
     let mut descriptors = Vec::new();
     for (number, line) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let at = || format!("{}:{}", path.display(), number + 1);
-        let value: Value = serde_json::from_str(line).map_err(|e| format!("{}: {e}", at()))?;
+        let at = || PathBuf::from(format!("{}:{}", path.display(), number + 1));
+        let value: Value = serde_json::from_str(line).map_err(|e| CatalogError::new(at(), e))?;
         let field = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-        let name = field("name").ok_or_else(|| format!("{}: no `name`", at()))?;
+        let name = field("name").ok_or_else(|| CatalogError::new(at(), "no `name`"))?;
         let summary = field("summary")
             .or_else(|| field("description"))
             .unwrap_or_default();
@@ -45,16 +77,17 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Er
 }
 
 /// Reads external tools: a JSON array of `{"server", "name", "description" or "summary",
-/// "examples"?, "input_schema"?}`, the shape an MCP `tools/list` gives plus the server.
-/// The schema is kept, so `find_tools` can hand it to a client calling through a proxy.
-pub fn read_external(path: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Error>> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let list: Vec<Value> =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+/// "examples"?, "input_schema"?}`, the shape an MCP `tools/list` gives plus the server
+/// (what `mcp-server --export-tools FILE.json` writes). The schema is kept, so `find_tools`
+/// can hand it to a client calling through a proxy.
+pub fn read_external(path: &Path) -> Result<Vec<Descriptor>, CatalogError> {
+    let text = read_text(path)?;
+    let list: Vec<Value> = serde_json::from_str(&text).map_err(|e| CatalogError::new(path, e))?;
     let mut descriptors = Vec::with_capacity(list.len());
     for (position, value) in list.iter().enumerate() {
         let field = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-        let missing = |key: &str| format!("{}: tool {position} has no `{key}`", path.display());
+        let missing =
+            |key: &str| CatalogError::new(path, format!("tool {position} has no `{key}`"));
         let server = field("server").ok_or_else(|| missing("server"))?;
         descriptors.push(Descriptor {
             name: field("name").ok_or_else(|| missing("name"))?,
@@ -91,70 +124,77 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Reads every `*.md` playbook in `dir`. Front matter between `---` lines gives `name:`,
-/// `summary:` and an `examples:` list of `- ` items; the rest of the file is the playbook
-/// `find_skills` returns.
-pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, Box<dyn std::error::Error>> {
+/// Reads every `*.md` playbook in `dir`, in file name order, with [`parse_skill`].
+pub fn read_skills(dir: &Path) -> Result<Vec<Descriptor>, CatalogError> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_err(|e| CatalogError::new(dir, e))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
         .collect();
     paths.sort();
-    let mut skills = Vec::new();
-    for path in paths {
-        let text = std::fs::read_to_string(&path)?;
-        let mut lines = text.lines();
-        if lines.next().map(str::trim) != Some("---") {
-            return Err(format!(
-                "{}: no front matter (`---` on the first line)",
-                path.display()
-            )
-            .into());
-        }
-        let (mut name, mut summary, mut examples) = (String::new(), String::new(), Vec::new());
-        let mut in_examples = false;
-        let mut closed = false;
-        for line in lines.by_ref() {
-            let trimmed = line.trim();
-            if trimmed == "---" {
-                closed = true;
-                break;
-            }
-            if let Some(item) = trimmed.strip_prefix("- ").filter(|_| in_examples) {
-                examples.push(unquote(item));
-                continue;
-            }
-            in_examples = false;
-            match trimmed.split_once(':') {
-                Some(("name", value)) => name = unquote(value),
-                Some(("summary", value)) => summary = unquote(value),
-                Some(("examples", _)) => in_examples = true,
-                _ => {}
-            }
-        }
-        if !closed {
-            return Err(
-                format!("{}: the front matter has no closing `---`", path.display()).into(),
-            );
-        }
-        if name.is_empty() {
-            return Err(format!("{}: the front matter has no `name:`", path.display()).into());
-        }
-        let body = lines.collect::<Vec<_>>().join("\n").trim().to_owned() + "\n";
-        skills.push(Descriptor {
-            name,
-            summary,
-            examples,
-            tooltip: String::new(),
-            source: Source::Skill,
-            toolset: "skills".into(),
-            discoverable: true,
-            parameters: None,
-            body,
-        });
+    paths
+        .iter()
+        .map(|path| parse_skill(&read_text(path)?, path))
+        .collect()
+}
+
+/// Parses one playbook. Front matter between `---` lines gives `name:`, `summary:` and an
+/// `examples:` list of `- ` items; the rest of the text, trimmed and ending in one newline,
+/// is the playbook `find_skills` returns. `origin` names the text in errors.
+///
+/// A program that ships its playbooks inside the binary (`include_str!`) parses them with
+/// this too, so its descriptors are exactly those `cargo xtask index` read from the files.
+pub fn parse_skill(text: &str, origin: impl AsRef<Path>) -> Result<Descriptor, CatalogError> {
+    let origin = origin.as_ref();
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return Err(CatalogError::new(
+            origin,
+            "no front matter (`---` on the first line)",
+        ));
     }
-    Ok(skills)
+    let (mut name, mut summary, mut examples) = (String::new(), String::new(), Vec::new());
+    let mut in_examples = false;
+    let mut closed = false;
+    for line in lines.by_ref() {
+        let trimmed = line.trim();
+        if trimmed == "---" {
+            closed = true;
+            break;
+        }
+        if let Some(item) = trimmed.strip_prefix("- ").filter(|_| in_examples) {
+            examples.push(unquote(item));
+            continue;
+        }
+        in_examples = false;
+        match trimmed.split_once(':') {
+            Some(("name", value)) => name = unquote(value),
+            Some(("summary", value)) => summary = unquote(value),
+            Some(("examples", _)) => in_examples = true,
+            _ => {}
+        }
+    }
+    if !closed {
+        return Err(CatalogError::new(
+            origin,
+            "the front matter has no closing `---`",
+        ));
+    }
+    if name.is_empty() {
+        return Err(CatalogError::new(origin, "the front matter has no `name:`"));
+    }
+    let body = lines.collect::<Vec<_>>().join("\n").trim().to_owned() + "\n";
+    Ok(Descriptor {
+        name,
+        summary,
+        examples,
+        tooltip: String::new(),
+        source: Source::Skill,
+        toolset: "skills".into(),
+        discoverable: true,
+        parameters: None,
+        body,
+    })
 }
 
 fn unquote(value: &str) -> String {

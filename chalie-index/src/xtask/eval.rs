@@ -1,14 +1,15 @@
-//! `cargo xtask eval`: retrieval quality of the cascade on a tool catalog and labelled
+//! `eval`: retrieval quality of the cascade on a tool catalog and labelled
 //! queries (MetaTool and BFCL converted to JSONL are two such sets).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use chalie_index::{Descriptor, FindOptions, Index, MiniLm};
 use serde_json::Value;
 
-use crate::discovery_catalog::read_tools;
+use super::Outcome;
+use crate::catalog::read_tools;
+use crate::{Descriptor, FindOptions, Index, MiniLm};
 
 mod cache;
 use cache::CachingEmbedder;
@@ -20,7 +21,7 @@ struct Query {
     gold: Vec<String>,
 }
 
-fn read_queries(path: &PathBuf) -> Result<Vec<Query>, Box<dyn std::error::Error>> {
+fn read_queries(path: &PathBuf) -> Result<Vec<Query>, super::BoxError> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut queries = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -86,11 +87,13 @@ impl Tally {
 /// nearest non-gold tool, and its gold tools.
 type SweepRow<'a> = (Vec<(String, f32)>, f32, &'a Vec<String>);
 
-pub fn run(args: &[String]) -> crate::Outcome {
+/// Runs `eval` with the command-line `args` (after the subcommand); the model defaults to
+/// `default_model`.
+pub(super) fn run(args: &[String], default_model: &std::path::Path) -> Outcome {
     let (mut tools, mut queries_path, mut examples_from) = (None, None, None);
     let mut examples_per_tool = 8usize;
-    let mut ceiling = chalie_index::DEFAULT_CEILING;
-    let mut model = crate::fetch_model::default_dir();
+    let mut ceiling = crate::DEFAULT_CEILING;
+    let mut model = default_model.to_path_buf();
     let mut cache_dir = None;
     let mut keep_parameters = true;
     let mut args = args.iter();

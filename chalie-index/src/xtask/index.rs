@@ -1,0 +1,70 @@
+//! `index`: builds the discovery index offline, or checks it is current.
+//!
+//! Sources, in one roster: every ability linked into the binary (unless `--no-linked`), the
+//! skill playbooks of `--skills DIR`, external tools from `--external FILE.json` and a
+//! catalog as data from `--tools FILE.jsonl`; each flag replaces the builder's setting.
+
+use std::path::PathBuf;
+
+use super::{Xtask, XtaskError};
+use crate::BuildStage;
+
+const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--check]";
+
+pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
+    let mut check = false;
+    let (mut external, mut tools) = (Vec::new(), Vec::new());
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let mut value = || {
+            args.next()
+                .map(PathBuf::from)
+                .ok_or_else(|| XtaskError::Usage(format!("`{flag}` needs a value\n{USAGE}")))
+        };
+        match flag.as_str() {
+            "--skills" => task = task.skills(value()?),
+            "--external" => external.push(value()?),
+            "--tools" => tools.push(value()?),
+            "--no-linked" => task = task.without_linked(),
+            "--out" => task = task.out(value()?),
+            "--model" => task = task.model(value()?),
+            "--check" => check = true,
+            _ => {
+                return Err(XtaskError::Usage(format!(
+                    "unknown option `{flag}`\n{USAGE}"
+                )));
+            }
+        }
+    }
+    if !external.is_empty() {
+        task.external = external;
+    }
+    if !tools.is_empty() {
+        task.tools = tools;
+    }
+    let out = task.out_dir().display().to_string();
+    if check {
+        let manifest = task.check()?;
+        println!(
+            "index at {out} is current ({} descriptors, {} vectors, checksums verified)",
+            manifest.descriptor_count, manifest.vector_count
+        );
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let manifest = task.build(&mut |progress| {
+        if progress.stage == BuildStage::Embedding {
+            eprint!("\rembedding {}/{} texts", progress.done, progress.total);
+            if progress.done == progress.total {
+                eprintln!();
+            }
+        }
+    })?;
+    println!(
+        "indexed {} descriptors ({} vectors) into {out} in {:.1}s",
+        manifest.descriptor_count,
+        manifest.vector_count,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
