@@ -89,7 +89,9 @@ pub use dispatch::{
     DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
     PolicyStore, RateLimit, Setting, SurfaceEntry, ToolCall,
 };
-pub use envelope::{Envelope, EnvelopeError, escape_body, render_envelope, unescape_body};
+pub use envelope::{
+    Envelope, EnvelopeError, ErrorContent, escape_body, render_envelope, unescape_body,
+};
 pub use extensions::Extensions;
 pub use params::{
     Bounded, NoParams, ParamEnum, ParamError, ParamErrors, ParamType, Params, Problem, Schemars,

@@ -192,9 +192,12 @@ impl Body {
     pub fn render(&self) -> Cow<'_, str> {
         match self {
             Body::Text(text) => Cow::Borrowed(text),
-            // Straight to a string: `Display` goes through a formatter.
+            // Compact, and with no line separator even inside its strings:
+            // the same text the envelope carries.
             Body::Json(value) => {
-                Cow::Owned(serde_json::to_string(value).unwrap_or_else(|_| value.to_string()))
+                let mut text = String::new();
+                crate::envelope::push_json(&mut text, value);
+                Cow::Owned(text)
             }
             Body::Unserializable(error) => Cow::Owned(format!("(unserializable result: {error})")),
         }

@@ -283,6 +283,7 @@ impl From<Dispatched> for CallOutcome {
             tool: String::new(),
             attributes: vec![("status".into(), format!("unparseable: {error}"))],
             content: dispatched.envelope.clone(),
+            error: None,
         });
         let record = dispatched.record();
         Self {

@@ -1,29 +1,83 @@
-//! Neutralising tag-shaped lines in bodies, reversibly.
+//! The one rule every text the envelope carries passes through.
 //!
-//! A line is tag-shaped when, after horizontal whitespace and any number of
-//! backslashes, it starts with `[`, optional spaces, a word of
-//! `[A-Za-z0-9_.-]`, optional spaces, then `(` or `:`. Escaping adds one
-//! backslash after the leading whitespace of every such line; unescaping
-//! removes one from every such line that has at least one. Every line
-//! separator a reader might honour (`\n`, `\r`, vertical tab, form feed,
-//! NEL, U+2028, U+2029) starts a line.
+//! A reader may break lines at any of `\n`, `\r`, vertical tab, form feed,
+//! NEL (U+0085), LINE SEPARATOR (U+2028) or PARAGRAPH SEPARATOR (U+2029),
+//! so each of them starts a line here. Every carried text is either:
+//!
+//! - **multi-line** (a success's body, an error's message): every line
+//!   that is tag-shaped, or for a message shaped like one of the error's
+//!   own lines (`hint:`, `valid values:`, `retry:`), gets one more
+//!   backslash after its indent, and unescaping removes exactly that one;
+//! - **one-line** (header values, the hint, valid values): written bare
+//!   when its slot allows and it holds no line separator or control
+//!   character, else as a JSON string in which every line separator is a
+//!   `\uXXXX` escape, so it never spans two lines for any reader.
+//!
+//! A line is tag-shaped when, after horizontal whitespace, invisible
+//! format characters and any number of backslashes, it starts with `[`,
+//! optional spaces, a word of `[A-Za-z0-9_.-]`, optional spaces, then `(`
+//! or `:`.
 
-fn is_line_separator(c: char) -> bool {
+use std::borrow::Cow;
+use std::io;
+
+/// Whether `c` starts a new line for some reader.
+pub(crate) fn is_line_separator(c: char) -> bool {
     matches!(
         c,
         '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
     )
 }
 
-fn is_horizontal_space(c: char) -> bool {
-    c.is_whitespace() && !is_line_separator(c)
+/// Characters a reader may skip before the first visible one of a line:
+/// horizontal whitespace, and the invisible format characters (soft
+/// hyphen, zero-width spaces and joiners, direction marks and embeddings,
+/// word joiner, byte order mark), so that none of them hides a tag.
+fn is_indent(c: char) -> bool {
+    (c.is_whitespace() && !is_line_separator(c))
+        || matches!(
+            c,
+            '\u{AD}'
+                | '\u{61C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+        )
 }
 
-/// Byte length of the leading horizontal whitespace of `line`.
-fn indent_len(line: &str) -> usize {
-    line.char_indices()
-        .find(|&(_, c)| !is_horizontal_space(c))
-        .map_or(line.len(), |(index, _)| index)
+/// Which lines of a multi-line text are guarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Guard {
+    /// A success's body: tag-shaped lines.
+    Tags,
+    /// An error's message: tag-shaped lines, and lines that could pose as
+    /// the error's own `hint:`, `valid values:` or `retry:` lines.
+    TagsAndErrorLines,
+}
+
+/// The labels of the lines an error adds after its message.
+pub(crate) const ERROR_LINE_LABELS: [&str; 3] = ["hint:", "valid values:", "retry:"];
+
+impl Guard {
+    /// Whether `rest` (a line after its indent and backslashes) is guarded.
+    fn guards(self, rest: &str) -> bool {
+        opens_like_tag(rest)
+            || (self == Guard::TagsAndErrorLines
+                && ERROR_LINE_LABELS
+                    .iter()
+                    .any(|label| rest.starts_with(label)))
+    }
+
+    /// Whether a text may hold a guarded line at all: a cheap test that
+    /// lets the common text (no `[`, no label) be borrowed unchanged.
+    fn may_guard(self, text: &str) -> bool {
+        text.contains('[')
+            || (self == Guard::TagsAndErrorLines
+                && ERROR_LINE_LABELS.iter().any(|label| text.contains(label)))
+    }
 }
 
 /// Whether `rest` (after the indent and backslashes) opens like a tag.
@@ -31,10 +85,10 @@ fn opens_like_tag(rest: &str) -> bool {
     let Some(after_bracket) = rest.strip_prefix('[') else {
         return false;
     };
-    let after_space = after_bracket.trim_start_matches(is_horizontal_space);
+    let after_space = after_bracket.trim_start_matches(is_indent);
     let after_word = after_space
         .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    let after_space = after_word.trim_start_matches(is_horizontal_space);
+    let after_space = after_word.trim_start_matches(is_indent);
     after_space.starts_with('(') || after_space.starts_with(':')
 }
 
@@ -55,17 +109,22 @@ fn lines_with_separators(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Transforms each line's prefix by `edit`, given (indent, backslash count,
-/// whether the rest opens like a tag).
-fn map_lines(text: &str, mut edit: impl FnMut(&str, usize, &str, &mut String)) -> String {
+/// Rewrites the backslashes of every guarded line: `count` gets the number
+/// a guarded line has and returns the number it is written with.
+fn map_guarded_lines(text: &str, guard: Guard, count: impl Fn(usize) -> usize) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for line in lines_with_separators(text) {
-        let indent = indent_len(line);
+        let indent = line
+            .char_indices()
+            .find(|&(_, c)| !is_indent(c))
+            .map_or(line.len(), |(index, _)| index);
         let after_indent = &line[indent..];
         let backslashes = after_indent.len() - after_indent.trim_start_matches('\\').len();
         let rest = &after_indent[backslashes..];
-        if opens_like_tag(rest) {
-            edit(&line[..indent], backslashes, rest, &mut out);
+        if guard.guards(rest) {
+            out.push_str(&line[..indent]);
+            out.extend(std::iter::repeat_n('\\', count(backslashes)));
+            out.push_str(rest);
         } else {
             out.push_str(line);
         }
@@ -73,50 +132,137 @@ fn map_lines(text: &str, mut edit: impl FnMut(&str, usize, &str, &mut String)) -
     out
 }
 
-/// [`escape_body`], borrowing when nothing needs escaping (no `[` at all,
-/// the common case for JSON objects and prose).
-pub(crate) fn escape_body_cow(body: &str) -> std::borrow::Cow<'_, str> {
-    if body.contains('[') {
-        std::borrow::Cow::Owned(escape_body(body))
+/// `text` with one more backslash on every line `guard` guards, borrowed
+/// when no line needs it.
+pub(crate) fn escape_lines(text: &str, guard: Guard) -> Cow<'_, str> {
+    if guard.may_guard(text) {
+        Cow::Owned(map_guarded_lines(text, guard, |count| count + 1))
     } else {
-        std::borrow::Cow::Borrowed(body)
+        Cow::Borrowed(text)
     }
+}
+
+/// Removes the backslash [`escape_lines`] added.
+pub(crate) fn unescape_lines(text: &str, guard: Guard) -> String {
+    map_guarded_lines(text, guard, |count| count.saturating_sub(1))
 }
 
 /// Adds one backslash to every tag-shaped line of `body`.
 pub fn escape_body(body: &str) -> String {
-    map_lines(body, |indent, backslashes, rest, out| {
-        out.push_str(indent);
-        out.push_str(&"\\".repeat(backslashes + 1));
-        out.push_str(rest);
-    })
+    escape_lines(body, Guard::Tags).into_owned()
 }
 
 /// Removes the backslash [`escape_body`] added.
 pub fn unescape_body(text: &str) -> String {
-    map_lines(text, |indent, backslashes, rest, out| {
-        out.push_str(indent);
-        out.push_str(&"\\".repeat(backslashes.saturating_sub(1)));
-        out.push_str(rest);
-    })
+    unescape_lines(text, Guard::Tags)
 }
 
-/// Escapes an error message: tag-shaped lines as in a body, and the whole
-/// message folded so that its lines cannot pose as the `hint:` line.
-pub(crate) fn escape_error_message(message: &str) -> String {
-    let escaped = escape_body(message.trim_end());
-    escaped
-        .split('\n')
-        .map(|line| {
-            if line.starts_with("hint:")
-                || line.starts_with("valid values:")
-                || line.starts_with("retry:")
-            {
-                format!("  {line}")
-            } else {
-                line.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Appends a one-line text: bare when `bare_allowed` says the slot can
+/// hold it so and it has no line separator or control character (the
+/// rule no slot can waive), else quoted by [`push_quoted`].
+pub(crate) fn push_one_line(out: &mut String, text: &str, bare_allowed: impl Fn(&str) -> bool) {
+    if bare_allowed(text) && !text.chars().any(|c| c.is_control() || is_line_separator(c)) {
+        out.push_str(text);
+    } else {
+        push_quoted(out, text);
+    }
+}
+
+/// Appends `text` as a JSON string that holds no line separator: JSON
+/// escapes the ASCII ones, and NEL, U+2028 and U+2029 become `\uXXXX`, which
+/// any JSON reader decodes back to the same character.
+pub(crate) fn push_quoted(out: &mut String, text: &str) {
+    let mut bytes = std::mem::take(out).into_bytes();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, OneLineJson);
+    // Writing a string into a Vec cannot fail.
+    let _ = serde::Serializer::serialize_str(&mut serializer, text);
+    *out = into_string(bytes);
+}
+
+/// Appends `value` as compact JSON that holds no line separator, so a
+/// JSON body stays one line, for every reader, and valid JSON.
+pub(crate) fn push_json(out: &mut String, value: &serde_json::Value) {
+    let mut bytes = std::mem::take(out).into_bytes();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, OneLineJson);
+    // A `Value` always serialises (its keys are strings) into a Vec.
+    let _ = serde::Serialize::serialize(value, &mut serializer);
+    *out = into_string(bytes);
+}
+
+/// The bytes written, which serde_json keeps UTF-8; the lossy fallback only
+/// keeps this free of panics.
+fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// serde_json's compact output, with the line separators JSON leaves raw
+/// (NEL, U+2028, U+2029) escaped inside strings.
+struct OneLineJson;
+
+impl serde_json::ser::Formatter for OneLineJson {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // The three characters are encoded C2 85, E2 80 A8 and E2 80 A9: a
+        // fragment with neither lead byte is written whole.
+        if !fragment.bytes().any(|byte| byte == 0xC2 || byte == 0xE2) {
+            return writer.write_all(fragment.as_bytes());
+        }
+        let mut start = 0;
+        for (index, c) in fragment.char_indices() {
+            let escape = match c {
+                '\u{85}' => "\\u0085",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            writer.write_all(&fragment.as_bytes()[start..index])?;
+            writer.write_all(escape.as_bytes())?;
+            start = index + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_text_holds_no_line_separator_and_decodes_back() {
+        let text = "a\u{85}b\u{2028}c\u{2029}d\ne\rf\u{0B}g\u{0C}h\"\\";
+        let mut quoted = String::new();
+        push_quoted(&mut quoted, text);
+        assert!(!quoted.contains(is_line_separator), "{quoted:?}");
+        assert_eq!(
+            serde_json::from_str::<String>(&quoted).ok().as_deref(),
+            Some(text)
+        );
+    }
+
+    #[test]
+    fn invisible_characters_do_not_hide_a_tag() {
+        for line in [
+            "\u{FEFF}[end:x]",
+            "\u{200B} [end:x]",
+            "\u{202E}[x(status=error)]",
+        ] {
+            assert_ne!(escape_body(line), line);
+            assert_eq!(unescape_body(&escape_body(line)), line);
+        }
+    }
+
+    #[test]
+    fn message_lines_posing_as_error_lines_are_guarded_reversibly() {
+        let message = "ok\nhint: run it\u{2028}  valid values: a\n\\retry: yes";
+        let escaped = escape_lines(message, Guard::TagsAndErrorLines);
+        assert_eq!(
+            escaped,
+            "ok\n\\hint: run it\u{2028}  \\valid values: a\n\\\\retry: yes"
+        );
+        assert_eq!(unescape_lines(&escaped, Guard::TagsAndErrorLines), message);
+    }
 }

@@ -1,5 +1,7 @@
 //! `[tool(key=value, ...)]`: rendering and parsing the header line.
 
+use super::escape;
+
 /// Whether `value` can stand bare in a header.
 fn is_bare(value: &str) -> bool {
     !value.is_empty()
@@ -8,34 +10,17 @@ fn is_bare(value: &str) -> bool {
         })
 }
 
-/// `value` bare when safe, else as a JSON string. In a list (`valid
-/// values:`) spaces are allowed bare unless the value has `, `.
-pub(crate) fn quote_if_needed(value: &str, in_list: bool) -> String {
-    let list_safe = in_list
-        && !value.is_empty()
-        && !value.contains(", ")
-        && !value.starts_with([' ', '"'])
-        && !value.ends_with(' ')
-        && !value.chars().any(char::is_control);
-    if is_bare(value) || list_safe {
-        value.to_owned()
-    } else {
-        serde_json::Value::String(value.to_owned()).to_string()
-    }
-}
-
 /// Appends `key=value` (quoted when needed), after `, ` unless `first`.
+///
+/// `key` is a metadata key, cleaned to `[a-z0-9_]` when the result was
+/// built, or one the framework writes.
 pub(crate) fn push_attribute(out: &mut String, first: bool, key: &str, value: &str) {
     if !first {
         out.push_str(", ");
     }
     out.push_str(key);
     out.push('=');
-    if is_bare(value) {
-        out.push_str(value);
-    } else {
-        out.push_str(&quote_if_needed(value, false));
-    }
+    escape::push_one_line(out, value, is_bare);
 }
 
 /// Parses a header line into the tool name and its attributes.
@@ -49,10 +34,7 @@ pub(crate) fn parse(line: &str) -> Option<(String, Vec<(String, String)>)> {
     while !rest.is_empty() {
         let (key, after_key) = rest.split_once('=')?;
         let (value, after_value) = if after_key.starts_with('"') {
-            let mut stream = serde_json::Deserializer::from_str(after_key).into_iter::<String>();
-            let value = stream.next()?.ok()?;
-            let consumed = stream.byte_offset();
-            (value, &after_key[consumed..])
+            parse_quoted(after_key)?
         } else {
             let end = after_key.find(", ").unwrap_or(after_key.len());
             (after_key[..end].to_owned(), &after_key[end..])
@@ -65,4 +47,12 @@ pub(crate) fn parse(line: &str) -> Option<(String, Vec<(String, String)>)> {
         };
     }
     Some((tool.to_owned(), attributes))
+}
+
+/// The JSON string `text` starts with, decoded, and what follows it.
+pub(crate) fn parse_quoted(text: &str) -> Option<(String, &str)> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<String>();
+    let value = stream.next()?.ok()?;
+    let consumed = stream.byte_offset();
+    Some((value, &text[consumed..]))
 }

@@ -12,14 +12,18 @@
 //! envelope early or open a fake one; [`Envelope::parse`] removes exactly
 //! that backslash again.
 
+mod error;
 mod escape;
 mod header;
 
 use std::borrow::Cow;
 
 use crate::result::Scalar;
-use crate::{Body, ToolResult};
+use crate::{Body, Retry, ToolResult};
 
+pub use error::ErrorContent;
+use escape::Guard;
+pub(crate) use escape::push_json;
 pub use escape::{escape_body, unescape_body};
 
 /// Renders `result` of the call to `tool` (with its `action`, if any) as the
@@ -27,6 +31,11 @@ pub use escape::{escape_body, unescape_body};
 ///
 /// `tool` may come from a model (an unknown name); anything outside
 /// `[A-Za-z0-9_]` in it is replaced by `_` so the tags stay unforgeable.
+/// Every other text (the action, metadata, the body, the error's message,
+/// hint and valid values) is neutralised by one rule, so that only the
+/// first and the last line are tags for a reader that breaks lines at any
+/// of `\n`, `\r`, VT, FF, NEL, U+2028 or U+2029, and [`Envelope::parse`]
+/// gives each back exactly.
 pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) -> String {
     let tool = tag_safe(tool);
     // One string, written once: this runs on every call.
@@ -57,13 +66,10 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
         }
     }
     out.push_str(")]\n");
-    let mut out = match error {
-        None => push_body(out, result.body()),
-        Some(error) => {
-            out.push_str(&error_content(error));
-            out
-        }
-    };
+    match error {
+        None => push_body(&mut out, result.body()),
+        Some(error) => error::push_content(&mut out, error),
+    }
     out.push_str("\n[end:");
     out.push_str(&tool);
     out.push(']');
@@ -72,56 +78,24 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
 
 /// Appends a success's body, escaped, to `out`. A JSON body is serialised
 /// straight into the envelope rather than into a string of its own.
-fn push_body(mut out: String, body: Option<&Body>) -> String {
+fn push_body(out: &mut String, body: Option<&Body>) {
     let start = out.len();
     match body {
-        Some(Body::Json(value)) => {
-            let mut bytes = out.into_bytes();
-            // A `Value` always serialises (its keys are strings), and as
-            // UTF-8; the fallbacks only keep this free of panics.
-            if serde_json::to_writer(&mut bytes, value).is_err() {
-                bytes.truncate(start);
-                bytes.extend_from_slice(value.to_string().as_bytes());
-            }
-            out = String::from_utf8(bytes)
-                .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        Some(Body::Text(text)) => {
+            out.push_str(&escape::escape_lines(text, Guard::Tags));
+            return;
         }
+        Some(Body::Json(value)) => push_json(out, value),
         Some(body) => out.push_str(&body.render()),
         None => {}
     }
-    // Escaping is rare (no `[` at all is the common case for JSON objects
-    // and prose), so it rewrites the body only when it must.
-    if let std::borrow::Cow::Owned(escaped) = escape::escape_body_cow(&out[start..]) {
+    // Compact JSON is one line that opens with `{`, `[` then a value, or a
+    // scalar, never like a tag; it goes through the rule all the same, which
+    // rewrites it only when it must.
+    if let Cow::Owned(escaped) = escape::escape_lines(&out[start..], Guard::Tags) {
         out.truncate(start);
         out.push_str(&escaped);
     }
-    out
-}
-
-/// The lines of an error: message, hint, valid values, retry advice.
-fn error_content(error: &crate::ToolError) -> String {
-    let mut lines = escape::escape_error_message(error.message());
-    if !error.hint().trim().is_empty() {
-        lines.push_str("\nhint: ");
-        lines.push_str(&one_line(error.hint()));
-    }
-    if !error.valid_values().is_empty() {
-        lines.push_str("\nvalid values: ");
-        let values: Vec<String> = error
-            .valid_values()
-            .iter()
-            .map(|value| header::quote_if_needed(value, true))
-            .collect();
-        lines.push_str(&values.join(", "));
-    }
-    if let Some(retry) = error.retry() {
-        lines.push_str(&match retry {
-            crate::Retry::Never => "\nretry: no; change the call".to_owned(),
-            crate::Retry::Now => "\nretry: yes".to_owned(),
-            crate::Retry::After(seconds) => format!("\nretry: after {seconds}s"),
-        });
-    }
-    lines
 }
 
 /// `tool` with anything outside `[A-Za-z0-9_]` replaced, borrowed when
@@ -153,11 +127,6 @@ fn scalar_text(value: &Scalar) -> String {
     value.to_string()
 }
 
-/// Collapses whitespace runs (including newlines) into single spaces.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// A parsed envelope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
@@ -165,9 +134,12 @@ pub struct Envelope {
     pub tool: String,
     /// The header attributes in order, `status` first.
     pub attributes: Vec<(String, String)>,
-    /// The body between the tags, unescaped: the ability's body for a
-    /// success; message, hint and valid values lines for an error.
+    /// The text between the tags, unescaped: the ability's body for a
+    /// success; for an error its message, then its `hint:`, `valid values:`
+    /// and `retry:` lines as the model reads them.
     pub content: String,
+    /// For an error, its parts as the ability gave them.
+    pub error: Option<ErrorContent>,
 }
 
 /// Why a text is not an envelope.
@@ -179,6 +151,9 @@ pub enum EnvelopeError {
     /// The last line is not `[end:tool]` for the same tool.
     #[error("the last line is not `[end:{0}]`")]
     BadFooter(String),
+    /// An error's `hint:`, `valid values:` or `retry:` line does not read.
+    #[error("an error's `hint:`, `valid values:` or `retry:` line is not as rendered")]
+    BadErrorLines,
 }
 
 impl Envelope {
@@ -192,10 +167,21 @@ impl Envelope {
         let Some(content) = rest.strip_suffix(&footer) else {
             return Err(EnvelopeError::BadFooter(tool));
         };
+        let is_error = attributes
+            .first()
+            .is_some_and(|(key, value)| key == "status" && value == "error");
+        let (content, error) = if is_error {
+            let (error, lines) =
+                error::parse_content(content).ok_or(EnvelopeError::BadErrorLines)?;
+            (format!("{}{lines}", error.message), Some(error))
+        } else {
+            (unescape_body(content), None)
+        };
         Ok(Self {
             tool,
             attributes,
-            content: unescape_body(content),
+            content,
+            error,
         })
     }
 
@@ -214,7 +200,7 @@ impl Envelope {
 
     /// The error code, for an error.
     pub fn code(&self) -> Option<&str> {
-        self.attribute("code")
+        self.error.as_ref().and_then(|_| self.attribute("code"))
     }
 
     /// The body parsed as JSON, for a success with a JSON body.
@@ -222,11 +208,28 @@ impl Envelope {
         serde_json::from_str(&self.content).ok()
     }
 
-    /// The `hint:` line of an error.
+    /// The message of an error.
+    pub fn message(&self) -> Option<&str> {
+        self.error.as_ref().map(|error| error.message.as_str())
+    }
+
+    /// The hint of an error, when it gave one.
     pub fn hint(&self) -> Option<&str> {
-        self.content
-            .lines()
-            .rev()
-            .find_map(|line| line.strip_prefix("hint: "))
+        self.error
+            .as_ref()
+            .map(|error| error.hint.as_str())
+            .filter(|hint| !hint.is_empty())
+    }
+
+    /// The valid values of an error; empty when it listed none.
+    pub fn valid_values(&self) -> &[String] {
+        self.error
+            .as_ref()
+            .map_or(&[], |error| error.valid_values.as_slice())
+    }
+
+    /// The retry advice of an error.
+    pub fn retry(&self) -> Option<Retry> {
+        self.error.as_ref().and_then(|error| error.retry)
     }
 }

@@ -7,6 +7,7 @@
 
 mod abilities;
 mod background;
+mod envelope;
 mod extensions;
 mod failures;
 mod gate;
