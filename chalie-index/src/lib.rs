@@ -77,6 +77,7 @@
 
 mod abilities;
 mod build;
+mod cache;
 pub mod catalog;
 mod descriptor;
 mod discovery;
@@ -91,7 +92,8 @@ mod vector;
 pub mod xtask;
 
 pub use abilities::{FindParams, MAX_ENTRY_CHARS, MAX_QUERY_ENTRIES, find_skills, find_tools};
-pub use build::{BuildProgress, BuildStage};
+pub use build::{BuildProgress, BuildReport, BuildStage, GraphBuild};
+pub use cache::{CACHE_FORMAT_VERSION, EmbeddingCache};
 pub use descriptor::{
     Descriptor, MAX_NAME_LEN, Source, fingerprint, local_fingerprint, normalise_name,
 };

@@ -99,6 +99,106 @@ pub(crate) fn write(
     index.save(path_text).map_err(|e| write_error(&e))
 }
 
+/// File beside the vector index recording, for every key, the xxh3-64 of the exact `f32`
+/// vector stored under it: what an incremental build compares to find the vectors that
+/// changed, since the index itself keeps only their quantised form.
+pub(crate) const KEYS_FILE: &str = "prose.keys";
+
+/// The hash [`KEYS_FILE`] records for `vector`.
+pub(crate) fn vector_hash(vector: &[f32]) -> u64 {
+    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
+/// Writes [`KEYS_FILE`]: (key, vector hash) pairs, u64 little-endian, in key order.
+pub(crate) fn write_keys(dir: &Path, vectors: &[(u64, Vec<f32>)]) -> Result<(), IndexError> {
+    let mut pairs: Vec<(u64, u64)> = vectors.iter().map(|(k, v)| (*k, vector_hash(v))).collect();
+    pairs.sort_unstable();
+    let bytes: Vec<u8> = pairs
+        .iter()
+        .flat_map(|(key, hash)| key.to_le_bytes().into_iter().chain(hash.to_le_bytes()))
+        .collect();
+    let path = dir.join(KEYS_FILE);
+    std::fs::write(&path, bytes).map_err(|e| IndexError::Write {
+        path,
+        reason: e.to_string(),
+    })
+}
+
+/// Reads a verified [`KEYS_FILE`] back as key -> vector hash.
+pub(crate) fn read_keys(bytes: &[u8]) -> Option<std::collections::HashMap<u64, u64>> {
+    if !bytes.len().is_multiple_of(16) {
+        return None;
+    }
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    Some(
+        bytes
+            .chunks_exact(16)
+            .map(|pair| (word(&pair[..8]), word(&pair[8..])))
+            .collect(),
+    )
+}
+
+/// The changes that turn a previous vector index into the current one.
+pub(crate) struct GraphEdit<'a> {
+    /// Keys whose vector is gone or changed.
+    pub(crate) removed: Vec<u64>,
+    /// Unchanged vectors whose key moved (a descriptor's ordinal shifted), as (from, to).
+    pub(crate) renamed: Vec<(u64, u64)>,
+    /// New or changed vectors.
+    pub(crate) added: Vec<&'a (u64, Vec<f32>)>,
+}
+
+/// Writes `dir/prose.usearch` as `previous` (the bytes of a verified earlier index) with
+/// `edit` applied, instead of inserting every vector again: a graph insert is the
+/// costliest step of a build, and an edit touches a handful of vectors.
+pub(crate) fn update(
+    dir: &Path,
+    dimensions: usize,
+    previous: &[u8],
+    edit: &GraphEdit<'_>,
+) -> Result<(), IndexError> {
+    let path = dir.join(PROSE_FILE);
+    let write_error = |error: &dyn std::fmt::Display| IndexError::Write {
+        path: path.clone(),
+        reason: error.to_string(),
+    };
+    let index = UsearchIndex::new(&options(dimensions)).map_err(|e| write_error(&e))?;
+    index
+        .load_from_buffer(previous)
+        .map_err(|e| write_error(&e))?;
+    for key in &edit.removed {
+        index.remove(*key).map_err(|e| write_error(&e))?;
+    }
+    // Through keys no ordinal reaches (bit 63), so a move onto a key another move vacates
+    // never collides.
+    let parked = |key: u64| key | (1 << 63);
+    for (from, _) in &edit.renamed {
+        index
+            .rename(*from, parked(*from))
+            .map_err(|e| write_error(&e))?;
+    }
+    for (from, to) in &edit.renamed {
+        index
+            .rename(parked(*from), *to)
+            .map_err(|e| write_error(&e))?;
+    }
+    index
+        .reserve(index.size() + edit.added.len())
+        .map_err(|e| write_error(&e))?;
+    for (key, vector) in &edit.added {
+        index.add(*key, vector).map_err(|e| write_error(&e))?;
+    }
+    let path_text = path
+        .to_str()
+        .ok_or_else(|| write_error(&"path is not UTF-8"))?;
+    index.save(path_text).map_err(|e| write_error(&e))
+}
+
 /// An opened vector index, viewing the mapped file it was verified from.
 pub(crate) struct ProseIndex {
     // Declared before `_mapping`, so it is dropped first: it reads from the mapping.

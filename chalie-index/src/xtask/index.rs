@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 
 use super::{Xtask, XtaskError};
-use crate::BuildStage;
+use crate::{BuildStage, GraphBuild};
 
-const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--check]";
+const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]";
 
 pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
     let mut check = false;
@@ -28,6 +28,8 @@ pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
             "--no-linked" => task = task.without_linked(),
             "--out" => task = task.out(value()?),
             "--model" => task = task.model(value()?),
+            "--cache" => task = task.cache(value()?),
+            "--no-cache" => task = task.without_cache(),
             "--check" => check = true,
             _ => {
                 return Err(XtaskError::Usage(format!(
@@ -52,19 +54,34 @@ pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    let manifest = task.build(&mut |progress| {
-        if progress.stage == BuildStage::Embedding {
-            eprint!("\rembedding {}/{} texts", progress.done, progress.total);
-            if progress.done == progress.total {
-                eprintln!();
+    let report = task.build(
+        &mut |progress| {
+            if progress.stage == BuildStage::Embedding {
+                eprint!("\rembedding {}/{} texts", progress.done, progress.total);
+                if progress.done == progress.total {
+                    eprintln!();
+                }
             }
-        }
-    })?;
+        },
+        &mut |warning| eprintln!("warning: {warning}"),
+    )?;
+    let graph = match &report.graph {
+        GraphBuild::Rebuilt { reason } => format!("new vector graph ({reason})"),
+        GraphBuild::Edited {
+            removed,
+            added,
+            renamed,
+        } => format!(
+            "vector graph edited in place ({removed} removed, {added} added, {renamed} moved)"
+        ),
+    };
     println!(
-        "indexed {} descriptors ({} vectors) into {out} in {:.1}s",
-        manifest.descriptor_count,
-        manifest.vector_count,
-        started.elapsed().as_secs_f64()
+        "indexed {} descriptors ({} vectors) into {out} in {:.1}s; {} texts embedded, {} from the cache; {graph}",
+        report.manifest.descriptor_count,
+        report.manifest.vector_count,
+        started.elapsed().as_secs_f64(),
+        report.embedded,
+        report.reused,
     );
     Ok(())
 }

@@ -30,7 +30,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::catalog::{self, CatalogError};
-use crate::{BuildProgress, Descriptor, EmbedError, IndexError, Manifest, MiniLm};
+use crate::{
+    BuildProgress, BuildReport, Descriptor, EmbedError, EmbeddingCache, IndexError, Manifest,
+    MiniLm,
+};
 
 /// A failure that is already a sentence for the terminal.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -48,6 +51,7 @@ pub struct Xtask {
     tools: Vec<PathBuf>,
     out: PathBuf,
     model: PathBuf,
+    cache: Option<PathBuf>,
 }
 
 /// Why an [`Xtask`] step failed; the message says what to run or change.
@@ -88,7 +92,7 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   fetch-model [--dir DIR]      download and verify the default embedding model
   index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked]
-        [--out DIR] [--model DIR] [--check]
+        [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]
                                build (or check) the discovery index of the linked
                                abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N] [--ceiling X]
@@ -110,6 +114,7 @@ impl Xtask {
             tools: Vec::new(),
             out: crate::default_index_dir(&root),
             model: MiniLm::default_dir(&root),
+            cache: Some(root.join(".chalie").join("cache")),
             root,
         }
     }
@@ -163,6 +168,18 @@ impl Xtask {
         self
     }
 
+    /// Keeps the embedding cache in `dir` instead of `.chalie/cache`.
+    pub fn cache(mut self, dir: impl AsRef<Path>) -> Xtask {
+        self.cache = Some(self.resolve(dir));
+        self
+    }
+
+    /// Builds from scratch every time: no embedding cache, no graph edited in place.
+    pub fn without_cache(mut self) -> Xtask {
+        self.cache = None;
+        self
+    }
+
     /// The folder the index is written to.
     pub fn out_dir(&self) -> &Path {
         &self.out
@@ -194,15 +211,39 @@ impl Xtask {
 
     /// Builds the index into [`Xtask::out_dir`], replacing any index there; `progress` is
     /// called as [`Index::build`](crate::Index::build) goes.
-    pub fn build(&self, progress: &mut dyn FnMut(BuildProgress)) -> Result<Manifest, XtaskError> {
+    ///
+    /// With the cache on (the default), texts embedded by an earlier build are not
+    /// embedded again and the previous vector graph is edited in place
+    /// ([`Index::build_cached`](crate::Index::build_cached)); `warn` hears why a damaged
+    /// cache was discarded, before the build embeds everything again.
+    pub fn build(
+        &self,
+        progress: &mut dyn FnMut(BuildProgress),
+        warn: &mut dyn FnMut(&str),
+    ) -> Result<BuildReport, XtaskError> {
         let descriptors = self.descriptors()?;
         let embedder = MiniLm::load(&self.model)?;
-        Ok(crate::Index::build(
-            &descriptors,
-            &embedder,
-            &self.out,
-            progress,
-        )?)
+        let Some(dir) = &self.cache else {
+            return Ok(crate::build::build_uncached(
+                &descriptors,
+                &embedder,
+                &self.out,
+                progress,
+            )?);
+        };
+        let path = EmbeddingCache::path_in(dir, &embedder);
+        let mut cache = EmbeddingCache::open(&path, &embedder);
+        if let Some(reason) = cache.discarded() {
+            warn(&format!(
+                "the embedding cache `{}` was not used: {reason}; it is discarded and every \
+                 text embedded again",
+                path.display()
+            ));
+        }
+        let report =
+            crate::Index::build_cached(&descriptors, &embedder, &self.out, &mut cache, progress)?;
+        cache.save()?;
+        Ok(report)
     }
 
     /// Checks the index in [`Xtask::out_dir`] is current: its manifest matches what a build

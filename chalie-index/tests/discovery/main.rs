@@ -2,6 +2,7 @@
 
 mod cascade;
 mod dispatch;
+mod incremental;
 mod integrity;
 mod linked;
 mod minilm;
