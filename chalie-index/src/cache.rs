@@ -225,35 +225,66 @@ impl EmbeddingCache {
         if !self.changed {
             return Ok(());
         }
-        let write_error = |path: &Path, error: std::io::Error| IndexError::Write {
-            path: path.to_owned(),
-            reason: error.to_string(),
-        };
-        let mut bytes = Vec::with_capacity(64 + self.vectors.len() * (self.dimensions * 4 + 48));
-        bytes.extend(MAGIC);
-        bytes.extend(CACHE_FORMAT_VERSION.to_le_bytes());
-        bytes.extend((self.dimensions as u32).to_le_bytes());
-        put_text(&mut bytes, &self.model_id);
-        put_text(&mut bytes, &self.weight_hash);
-        bytes.extend((self.vectors.len() as u64).to_le_bytes());
-        // Sorted, so the same vectors always make the same file.
-        let mut texts: Vec<&String> = self.vectors.keys().collect();
-        texts.sort();
-        for text in texts {
-            put_text(&mut bytes, text);
-            for value in &self.vectors[text] {
-                bytes.extend(value.to_le_bytes());
-            }
-        }
-        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
-        bytes.extend(checksum.to_le_bytes());
         if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| write_error(parent, e))?;
+            std::fs::create_dir_all(parent).map_err(|e| IndexError::Write {
+                path: parent.to_owned(),
+                reason: e.to_string(),
+            })?;
         }
         let temporary = self.path.with_extension("bin.partial");
-        std::fs::write(&temporary, &bytes).map_err(|e| write_error(&temporary, e))?;
-        std::fs::rename(&temporary, &self.path).map_err(|e| write_error(&self.path, e))?;
+        self.write_to(&temporary)
+            .and_then(|()| std::fs::rename(&temporary, &self.path))
+            .map_err(|e| IndexError::Write {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            })?;
         self.changed = false;
         Ok(())
+    }
+
+    /// Streams the file out, checksumming as it goes: a large cache is never held twice.
+    fn write_to(&self, path: &Path) -> std::io::Result<()> {
+        let file = std::fs::File::create(path)?;
+        let mut out = Sealed {
+            out: std::io::BufWriter::with_capacity(1 << 20, file),
+            hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+        };
+        let mut header = Vec::new();
+        header.extend(MAGIC);
+        header.extend(CACHE_FORMAT_VERSION.to_le_bytes());
+        header.extend((self.dimensions as u32).to_le_bytes());
+        put_text(&mut header, &self.model_id);
+        put_text(&mut header, &self.weight_hash);
+        header.extend((self.vectors.len() as u64).to_le_bytes());
+        out.put(&header)?;
+        // Sorted, so the same vectors always make the same file.
+        let mut texts: Vec<&String> = self.vectors.keys().collect();
+        texts.sort_unstable();
+        let mut record = Vec::with_capacity(self.dimensions * 4 + 64);
+        for text in texts {
+            record.clear();
+            put_text(&mut record, text);
+            for value in &self.vectors[text] {
+                record.extend_from_slice(&value.to_le_bytes());
+            }
+            out.put(&record)?;
+        }
+        let checksum = out.hasher.digest();
+        let mut file = out.out.into_inner().map_err(|e| e.into_error())?;
+        std::io::Write::write_all(&mut file, &checksum.to_le_bytes())?;
+        Ok(())
+    }
+}
+
+/// A writer that checksums what it writes.
+struct Sealed {
+    out: std::io::BufWriter<std::fs::File>,
+    hasher: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl Sealed {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        std::io::Write::write_all(&mut self.out, bytes)
     }
 }
