@@ -183,7 +183,10 @@ struct Previous {
 }
 
 fn previous(dir: &Path, embedder: &dyn Embedder) -> Result<Previous, String> {
-    let manifest = manifest::Manifest::read(dir).map_err(|e| e.to_string())?;
+    let manifest = manifest::Manifest::read(dir).map_err(|error| match error {
+        IndexError::Missing { .. } => "no index was there before".to_owned(),
+        other => other.to_string(),
+    })?;
     manifest
         .check_compatible(embedder)
         .map_err(|e| e.to_string())?;

@@ -12,6 +12,7 @@ use crate::catalog::read_tools;
 use crate::{Descriptor, FindOptions, Index, MiniLm};
 
 mod cache;
+use super::progress::{Progress, build_listener};
 use cache::CachingEmbedder;
 
 const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--no-parameters] [--model DIR] [--cache DIR]";
@@ -156,11 +157,16 @@ pub(super) fn run(args: &[String], default_model: &std::path::Path) -> Outcome {
     let embedder = Arc::new(CachingEmbedder::new(MiniLm::load(&model)?, cache_dir)?);
     let dir = std::env::temp_dir().join(format!("chalie-eval-{}", std::process::id()));
     let started = std::time::Instant::now();
-    Index::build(&descriptors, embedder.as_ref(), &dir, &mut |p| {
-        eprint!("\rbuilding: {:?} {}/{}", p.stage, p.done, p.total);
-    })?;
+    let progress = Progress::new("embedding", 0);
+    Index::build(
+        &descriptors,
+        embedder.as_ref(),
+        &dir,
+        &mut build_listener(&progress),
+    )?;
+    drop(progress);
     eprintln!(
-        "\nbuilt {} tools in {:.1}s",
+        "built {} tools in {:.1}s",
         descriptors.len(),
         started.elapsed().as_secs_f64()
     );
@@ -183,7 +189,9 @@ pub(super) fn run(args: &[String], default_model: &std::path::Path) -> Outcome {
     let mut abstained = 0usize;
     // For the ceiling sweep: best gold-free distance and the raw ranking with distances.
     let mut sweep_rows: Vec<SweepRow<'_>> = Vec::new();
+    let progress = Progress::new("queries", queries.len());
     for query in &queries {
+        progress.advance(1);
         let entry = vec![query.text.clone()];
         let outcome = index.find(&entry, &options)?;
         let ranked: Vec<String> = outcome.injected.iter().map(|h| h.name.clone()).collect();
@@ -208,6 +216,7 @@ pub(super) fn run(args: &[String], default_model: &std::path::Path) -> Outcome {
             .map_or(f32::INFINITY, |h| h.1);
         sweep_rows.push((nearest, best_without_gold, &query.gold));
     }
+    drop(progress);
     let n = queries.len().max(1) as f64;
     println!(
         "catalog {} ({} tools), queries {} ({} evaluated)",

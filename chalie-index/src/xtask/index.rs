@@ -6,8 +6,9 @@
 
 use std::path::PathBuf;
 
+use super::progress::{Progress, build_listener};
 use super::{Xtask, XtaskError};
-use crate::{BuildStage, GraphBuild};
+use crate::GraphBuild;
 
 const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]";
 
@@ -54,17 +55,11 @@ pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    let report = task.build(
-        &mut |progress| {
-            if progress.stage == BuildStage::Embedding {
-                eprint!("\rembedding {}/{} texts", progress.done, progress.total);
-                if progress.done == progress.total {
-                    eprintln!();
-                }
-            }
-        },
-        &mut |warning| eprintln!("warning: {warning}"),
-    )?;
+    let progress = Progress::new("embedding", 0);
+    let report = task.build(&mut build_listener(&progress), &mut |warning| {
+        progress.warn(warning)
+    })?;
+    drop(progress);
     let graph = match &report.graph {
         GraphBuild::Rebuilt { reason } => format!("new vector graph ({reason})"),
         GraphBuild::Edited {

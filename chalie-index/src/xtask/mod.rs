@@ -25,6 +25,7 @@
 mod eval;
 mod fetch_model;
 mod index;
+mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

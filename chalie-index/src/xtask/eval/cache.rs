@@ -65,12 +65,11 @@ impl CachingEmbedder {
     }
 
     pub(super) fn warm(&self, texts: &[&str]) -> Result<(), EmbedError> {
-        for (done, chunk) in texts.chunks(512).enumerate() {
+        let progress = super::Progress::new("embedding", texts.len());
+        for chunk in texts.chunks(512) {
             self.embed_batch(chunk)?;
-            let done = (done * 512 + chunk.len()).min(texts.len());
-            eprint!("\rembedding queries {done}/{}", texts.len());
+            progress.advance(chunk.len());
         }
-        eprintln!();
         Ok(())
     }
 }
