@@ -61,6 +61,7 @@ mod extensions;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod params;
+mod principal;
 mod providers;
 mod registry;
 mod result;
@@ -96,6 +97,7 @@ pub use extensions::Extensions;
 pub use params::{
     Bounded, NoParams, ParamEnum, ParamError, ParamErrors, ParamType, Params, Problem, Schemars,
 };
+pub use principal::Principal;
 pub use providers::{Provider, strict_schema};
 pub use registry::{AbilityEntry, PreparedCall, Registry, RegistryError, registry};
 pub use result::{

@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::ToolResult;
 use crate::extensions::{Extensions, missing_extension};
+use crate::{Principal, ToolResult};
 
 /// Who is on the other end of a call, which decides what the gate allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -262,6 +262,7 @@ struct TurnShared {
     channel: Channel,
     session_id: String,
     run_id: String,
+    principal: Option<Principal>,
     trail: ActionTrail,
     progress: Option<ProgressSink>,
     extensions: Extensions,
@@ -285,6 +286,7 @@ impl std::fmt::Debug for Turn {
             .field("channel", &self.shared.channel)
             .field("session_id", &self.shared.session_id)
             .field("run_id", &self.shared.run_id)
+            .field("principal", &self.shared.principal)
             .field("call_id", &&*self.call_id)
             .finish_non_exhaustive()
     }
@@ -296,6 +298,7 @@ pub struct TurnBuilder {
     channel: Option<Channel>,
     session_id: Option<String>,
     run_id: Option<String>,
+    principal: Option<Principal>,
     trail: Option<ActionTrail>,
     progress: Option<ProgressSink>,
     extensions: Extensions,
@@ -310,6 +313,12 @@ impl TurnBuilder {
     /// The run the turn belongs to (default `run-0`).
     pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
         self.run_id = Some(run_id.into());
+        self
+    }
+    /// On whose behalf the turn's calls run (default: nobody named); a
+    /// session's runs carry the session's owner.
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
     /// Shares an existing trail.
@@ -336,6 +345,7 @@ impl TurnBuilder {
                 channel: self.channel.unwrap_or(Channel::Chat),
                 session_id: self.session_id.unwrap_or_else(|| "local".into()),
                 run_id: self.run_id.unwrap_or_else(|| "run-0".into()),
+                principal: self.principal,
                 trail: self.trail.unwrap_or_default(),
                 progress: self.progress,
                 extensions: self.extensions,
@@ -436,6 +446,12 @@ impl Turn {
     /// The run id.
     pub fn run_id(&self) -> &str {
         &self.shared.run_id
+    }
+    /// On whose behalf the calls run: the owner of the session, for a
+    /// session's runs; `None` when the host named nobody. An ability that
+    /// touches per-user data checks it (see [`Principal`]).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.shared.principal.as_ref()
     }
     /// The current call's id (empty outside a call).
     pub fn call_id(&self) -> &str {

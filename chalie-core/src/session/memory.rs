@@ -46,6 +46,15 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
 
+    fn create_session(&self, session: &SessionRecord) -> Result<SessionRecord, StoreError> {
+        Ok(self
+            .data()
+            .sessions
+            .entry(session.id.clone())
+            .or_insert_with(|| session.clone())
+            .clone())
+    }
+
     fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         Ok(self.data().sessions.get(id).cloned())
     }

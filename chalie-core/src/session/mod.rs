@@ -58,6 +58,20 @@
 //! - The mode can change at any moment ([`Sessions::set_mode`]); the next
 //!   call the gate checks sees it.
 //!
+//! # Principals
+//!
+//! A session belongs to the [`Principal`](crate::Principal) that opened it
+//! through [`Sessions::as_principal`]: only that principal may send to it,
+//! answer its approvals, change its mode, read or run its plan and follow
+//! its runs' events; anyone else gets [`SessionError::NotOwner`] and
+//! nothing runs. Every turn of its runs carries the owner
+//! ([`Turn::principal`](crate::Turn::principal)), so abilities can check
+//! ownership of what they touch. `Sessions`' own methods are the host's
+//! and act on every session; a session they open (or one stored before
+//! sessions had owners) has no owner, and no principal may act on it until
+//! [`Sessions::assign_owner`] gives it one. With the `http` feature,
+//! `router` authenticates every request into a principal.
+//!
 //! # Runs
 //!
 //! - A reply that narrates an action instead of calling a tool ("I need to
@@ -90,6 +104,7 @@ mod model;
 mod narration;
 #[cfg(feature = "openai")]
 mod openai;
+mod owner;
 mod run;
 mod scripted;
 mod seam;
@@ -101,12 +116,13 @@ mod stream;
 
 pub use event::{Activity, Event, EventError, Phase};
 #[cfg(feature = "http")]
-pub use http::router;
+pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use memory::MemoryStore;
 pub use mode::{Mode, UnknownMode};
 pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
+pub use owner::AsPrincipal;
 pub use scripted::{Reply, ScriptedModel};
 pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
 #[cfg(feature = "sqlite")]

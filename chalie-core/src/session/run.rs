@@ -61,7 +61,17 @@ pub(crate) fn spawn_run(
         })?;
     }
     let progress_events = events.clone();
-    let turn = Turn::builder(core.config.channel)
+    // The calls run on behalf of the session's owner, so abilities can
+    // check that what they touch is theirs.
+    let owner = core
+        .store
+        .session(&session_id)?
+        .and_then(|session| session.owner);
+    let mut turn = Turn::builder(core.config.channel);
+    if let Some(owner) = owner {
+        turn = turn.principal(owner);
+    }
+    let turn = turn
         .session_id(session_id.clone())
         .run_id(run_id.clone())
         .progress(Arc::new(move |progress: Progress| {

@@ -13,7 +13,7 @@ use super::model::Model;
 use super::run::{RunKind, spawn_run};
 use super::store::{ApprovalState, PlanStep, RunStatus, SessionRecord, SessionStore, StoreError};
 use super::stream::{EventLog, EventStream};
-use crate::{Channel, Dispatcher};
+use crate::{Channel, Dispatcher, Principal};
 
 /// Why a session call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,6 +33,19 @@ pub enum SessionError {
     /// The plan has no step to execute.
     #[error("session `{0}` has no plan to execute; collect one in `plan_collect` mode first")]
     EmptyPlan(String),
+    /// The session belongs to another principal, or to none (a session
+    /// the host opened, or one stored before sessions had owners): nothing
+    /// was done. Only its owner acts on it through
+    /// [`Sessions::as_principal`].
+    #[error(
+        "session `{session_id}` does not belong to `{principal}`; only the principal that opened it may act on it"
+    )]
+    NotOwner {
+        /// The session.
+        session_id: String,
+        /// Who asked.
+        principal: Principal,
+    },
     /// There is no tokio runtime to drive the run on.
     #[error("runs need a tokio runtime; call this from inside one")]
     NoRuntime,
@@ -140,6 +153,10 @@ impl SessionsBuilder {
 /// each [`send`](Sessions::send) starts a run that streams [`Event`]s,
 /// gated by the session's [`Mode`]. Cheap to clone; clones share.
 ///
+/// These methods are the host's own and act on any session; a session
+/// they open belongs to nobody. To act for a user, whose sessions only
+/// they may touch, go through [`as_principal`](Sessions::as_principal).
+///
 /// ```
 /// use std::sync::Arc;
 /// use chalie_core::session::{Event, Reply, ScriptedModel, Sessions};
@@ -186,27 +203,34 @@ impl Sessions {
         &self.core.store
     }
 
-    /// The session's live mode, loading or creating the session.
+    /// The session's live mode, loading or creating the session (a new
+    /// one owned by nobody: see [`as_principal`](Self::as_principal)).
     pub(crate) fn mode_cell(&self, session_id: &str) -> Result<ModeCell, SessionError> {
         if let Some(cell) = lock(&self.core.modes).get(session_id) {
             return Ok(cell.clone());
         }
-        let mode = match self.core.store.session(session_id)? {
-            Some(session) => session.mode,
-            None => {
-                let session = SessionRecord {
-                    id: session_id.to_owned(),
-                    mode: Mode::default(),
-                };
-                self.core.store.put_session(&session)?;
-                session.mode
-            }
-        };
+        let mode = self.session(session_id, None)?.mode;
         let mut modes = lock(&self.core.modes);
         Ok(modes
             .entry(session_id.to_owned())
             .or_insert_with(|| ModeCell::new(mode))
             .clone())
+    }
+
+    /// The stored session, created with `owner` if new.
+    pub(crate) fn session(
+        &self,
+        session_id: &str,
+        owner: Option<&Principal>,
+    ) -> Result<SessionRecord, SessionError> {
+        if let Some(session) = self.core.store.session(session_id)? {
+            return Ok(session);
+        }
+        Ok(self.core.store.create_session(&SessionRecord {
+            id: session_id.to_owned(),
+            mode: Mode::default(),
+            owner: owner.cloned(),
+        })?)
     }
 
     /// The session's mode (a new session is in [`Mode::Approval`]).
@@ -218,12 +242,27 @@ impl Sessions {
     /// checks, even in a run already going, sees the new mode.
     pub fn set_mode(&self, session_id: &str, mode: Mode) -> Result<(), SessionError> {
         let cell = self.mode_cell(session_id)?;
-        self.core.store.put_session(&SessionRecord {
-            id: session_id.to_owned(),
-            mode,
-        })?;
+        let session = self.session(session_id, None)?;
+        self.core
+            .store
+            .put_session(&SessionRecord { mode, ..session })?;
         cell.set(mode);
         Ok(())
+    }
+
+    /// Gives the session to `owner` (or to nobody, `None`): e.g. a session
+    /// stored before sessions had owners, which only the host may act on
+    /// until it has one. The session is created if new.
+    pub fn assign_owner(
+        &self,
+        session_id: &str,
+        owner: Option<Principal>,
+    ) -> Result<(), SessionError> {
+        let session = self.session(session_id, None)?;
+        Ok(self
+            .core
+            .store
+            .put_session(&SessionRecord { owner, ..session })?)
     }
 
     /// Starts a run for a user message; the session is created if new.
@@ -231,7 +270,7 @@ impl Sessions {
         self.start(session_id, RunKind::Message(text.to_owned()), None)
     }
 
-    fn start(
+    pub(crate) fn start(
         &self,
         session_id: &str,
         kind: RunKind,
@@ -293,7 +332,12 @@ impl Sessions {
         self.answer(run_id, call_id, false)
     }
 
-    fn answer(&self, run_id: &str, call_id: &str, approved: bool) -> Result<(), SessionError> {
+    pub(crate) fn answer(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        approved: bool,
+    ) -> Result<(), SessionError> {
         let state = if approved {
             ApprovalState::Approved
         } else {

@@ -12,9 +12,10 @@ use super::store::{
     ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
     StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
+use crate::Principal;
 
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL, owner TEXT);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL
 );
@@ -39,6 +40,29 @@ CREATE TABLE IF NOT EXISTS plan_steps (
 );
 ";
 
+/// Brings a database written before sessions had owners up to date: its
+/// sessions get an empty `owner`, so they open as ownerless sessions only
+/// the host acts on. In one immediate transaction, so two processes opening
+/// the same old file do not both add the column.
+fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
+    let transaction = connection
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(failed)?;
+    let has_owner: bool = transaction
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info('sessions') WHERE name = 'owner'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(failed)?;
+    if !has_owner {
+        transaction
+            .execute_batch("ALTER TABLE sessions ADD COLUMN owner TEXT")
+            .map_err(failed)?;
+    }
+    transaction.commit().map_err(failed)
+}
+
 /// A [`SessionStore`] in an embedded SQLite database (bundled, no system
 /// library needed). WAL journal with `synchronous = NORMAL`: a write is
 /// durable against a process crash at once, and against power loss at
@@ -48,7 +72,7 @@ CREATE TABLE IF NOT EXISTS plan_steps (
 /// use chalie_core::session::{Mode, SessionRecord, SessionStore, SqliteStore};
 ///
 /// let store = SqliteStore::in_memory().unwrap();
-/// store.put_session(&SessionRecord { id: "s1".into(), mode: Mode::Plan }).unwrap();
+/// store.put_session(&SessionRecord { id: "s1".into(), mode: Mode::Plan, owner: None }).unwrap();
 /// assert_eq!(store.session("s1").unwrap().unwrap().mode, Mode::Plan);
 /// ```
 #[derive(Debug)]
@@ -86,13 +110,14 @@ impl SqliteStore {
         Self::prepare(Connection::open_in_memory().map_err(failed)?)
     }
 
-    fn prepare(connection: Connection) -> Result<Self, StoreError> {
+    fn prepare(mut connection: Connection) -> Result<Self, StoreError> {
         connection
             .execute_batch(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
             )
             .map_err(failed)?;
         connection.execute_batch(SCHEMA).map_err(failed)?;
+        migrate(&mut connection)?;
         Ok(Self {
             connection: Mutex::new(connection),
         })
@@ -103,6 +128,25 @@ impl SqliteStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+fn session_row(db: &Connection, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+    let row: Option<(String, Option<String>)> = db
+        .query_row(
+            "SELECT mode, owner FROM sessions WHERE id = ?1",
+            [id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()
+        .map_err(failed)?;
+    row.map(|(mode, owner)| {
+        Ok(SessionRecord {
+            id: id.to_owned(),
+            mode: mode.parse::<Mode>().map_err(failed)?,
+            owner: owner.map(Principal::new),
+        })
+    })
+    .transpose()
 }
 
 fn approval_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[String; 6]> {
@@ -133,29 +177,39 @@ impl SessionStore for SqliteStore {
     fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
         self.db()
             .execute(
-                "INSERT INTO sessions (id, mode) VALUES (?1, ?2)
-                 ON CONFLICT (id) DO UPDATE SET mode = excluded.mode",
-                params![session.id, session.mode.as_str()],
+                "INSERT INTO sessions (id, mode, owner) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (id) DO UPDATE SET mode = excluded.mode, owner = excluded.owner",
+                params![
+                    session.id,
+                    session.mode.as_str(),
+                    session.owner.as_ref().map(Principal::id)
+                ],
             )
             .map_err(failed)?;
         Ok(())
     }
 
-    fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let mode: Option<String> = self
-            .db()
-            .query_row("SELECT mode FROM sessions WHERE id = ?1", [id], |row| {
-                row.get(0)
-            })
-            .optional()
-            .map_err(failed)?;
-        mode.map(|mode| {
-            Ok(SessionRecord {
-                id: id.to_owned(),
-                mode: mode.parse::<Mode>().map_err(failed)?,
-            })
+    fn create_session(&self, session: &SessionRecord) -> Result<SessionRecord, StoreError> {
+        let db = self.db();
+        db.execute(
+            "INSERT INTO sessions (id, mode, owner) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO NOTHING",
+            params![
+                session.id,
+                session.mode.as_str(),
+                session.owner.as_ref().map(Principal::id)
+            ],
+        )
+        .map_err(failed)?;
+        session_row(&db, &session.id)?.ok_or_else(|| {
+            StoreError(format!(
+                "session `{}` vanished as it was created",
+                session.id
+            ))
         })
-        .transpose()
+    }
+
+    fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        session_row(&self.db(), id)
     }
 
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {

@@ -6,14 +6,21 @@ use serde_json::Value;
 
 use super::mode::Mode;
 use super::model::Message;
+use crate::Principal;
 
-/// A session: an id and its mode.
+/// A session: an id, its mode and the principal it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRecord {
     /// The session's id.
     pub id: String,
     /// Its mode now.
     pub mode: Mode,
+    /// The principal that opened it, the only one that may act on it.
+    /// `None`: a session opened by the host itself, or stored before
+    /// sessions had owners; only the host acts on it (see
+    /// [`Sessions::as_principal`](super::Sessions::as_principal)).
+    #[serde(default)]
+    pub owner: Option<Principal>,
 }
 
 /// Where a run is.
@@ -205,6 +212,10 @@ pub struct StoreError(pub String);
 pub trait SessionStore: Send + Sync {
     /// Creates or replaces a session.
     fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError>;
+    /// Creates `session` unless a session with its id exists, in one step
+    /// (two principals opening the same new id must not both become its
+    /// owner); returns the session stored now, the new one or the old.
+    fn create_session(&self, session: &SessionRecord) -> Result<SessionRecord, StoreError>;
     /// A session by id.
     fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
 

@@ -108,3 +108,16 @@ pub async fn find_tools(params: FindParams, turn: &Turn) -> ToolResult {
     turn.activate_tools(["rename_task"]);
     ToolResult::success(serde_json::json!({ "items": ["rename_task"] }))
 }
+
+/// Says on whose behalf the turn runs. Use it when the user asks who they are.
+#[ability(
+    effect = read,
+    examples = ["who am i", "which account is this", "whose session is this", "what user am i", "show my identity", "who is signed in"],
+)]
+pub async fn whoami(turn: &Turn) -> ToolResult {
+    let principal = turn
+        .principal()
+        .map_or("nobody", |principal| principal.id());
+    note(turn, format!("whoami:{principal}"));
+    ToolResult::success(principal.to_owned())
+}

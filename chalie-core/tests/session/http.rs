@@ -4,27 +4,56 @@
 
 use std::sync::Arc;
 
-use chalie_core::session::{Mode, Reply, ScriptedModel, Sessions, router};
+use chalie_core::Principal;
+use chalie_core::session::{BearerTokens, Mode, Reply, ScriptedModel, Sessions, router};
 use serde_json::{Value, json};
 
 use crate::abilities::done;
 use crate::sessions;
 
-async fn serve(sessions: Sessions) -> String {
+/// Alice's token and Bob's, as the deployment configured them.
+pub const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
+pub const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
+
+/// Serves the router on a real loopback port, authenticating Alice and
+/// Bob by bearer token; returns its base URL.
+pub async fn serve(sessions: Sessions) -> String {
+    let tokens = BearerTokens::new()
+        .with(ALICE, Principal::new("alice"))
+        .unwrap()
+        .with(BOB, Principal::new("bob"))
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router(sessions)).await.unwrap() });
+    tokio::spawn(async move {
+        axum::serve(listener, router(sessions, tokens))
+            .await
+            .unwrap()
+    });
     base
 }
 
+/// A client that sends `token` with every request.
+pub fn client(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
 /// Reads SSE frames off a response as (event, id, data).
-struct Frames {
-    response: reqwest::Response,
-    buffer: String,
+pub struct Frames {
+    pub response: reqwest::Response,
+    pub buffer: String,
 }
 
 impl Frames {
-    async fn next(&mut self) -> Option<(String, String, Value)> {
+    pub async fn next(&mut self) -> Option<(String, String, Value)> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let frame: String = self.buffer.drain(..end + 2).collect();
@@ -59,7 +88,7 @@ async fn a_client_follows_a_run_over_sse_and_approves_through_the_api() {
     ]));
     let sessions = sessions(model);
     let base = serve(sessions.clone()).await;
-    let client = reqwest::Client::new();
+    let client = client(ALICE);
 
     let started = client
         .post(format!("{base}/sessions/http-sse/messages"))
@@ -140,7 +169,7 @@ async fn a_client_follows_a_run_over_sse_and_approves_through_the_api() {
 async fn patch_changes_the_mode_and_refuses_an_unknown_one() {
     let sessions = sessions(Arc::new(ScriptedModel::new([])));
     let base = serve(sessions.clone()).await;
-    let client = reqwest::Client::new();
+    let client = client(ALICE);
     let patch = |body: Value| {
         client
             .patch(format!("{base}/sessions/http-mode"))

@@ -9,9 +9,12 @@ mod abilities;
 mod events;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod http_owners;
 mod modes;
 #[cfg(feature = "openai")]
 mod openai;
+mod owners;
 #[cfg(feature = "sqlite")]
 mod restart;
 mod runs;

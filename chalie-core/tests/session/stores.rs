@@ -1,5 +1,6 @@
 //! The store contract, the same for memory and SQLite.
 
+use chalie_core::Principal;
 use chalie_core::session::{
     ApprovalRecord, ApprovalState, MemoryStore, Message, Mode, PlanStep, RunRecord, RunStatus,
     SessionRecord, SessionStore, ToolCallRecord, ToolCallStatus,
@@ -12,15 +13,34 @@ fn contract(store: &dyn SessionStore) {
         .put_session(&SessionRecord {
             id: "s".into(),
             mode: Mode::Plan,
+            owner: None,
         })
         .unwrap();
     store
         .put_session(&SessionRecord {
             id: "s".into(),
             mode: Mode::Auto,
+            owner: Some(Principal::new("alice")),
         })
         .unwrap();
-    assert_eq!(store.session("s").unwrap().unwrap().mode, Mode::Auto);
+    let stored = store.session("s").unwrap().unwrap();
+    assert_eq!(stored.mode, Mode::Auto);
+    assert_eq!(stored.owner, Some(Principal::new("alice")));
+
+    // Creating never replaces: the first to create a session owns it.
+    let first = SessionRecord {
+        id: "new".into(),
+        mode: Mode::Approval,
+        owner: Some(Principal::new("bob")),
+    };
+    assert_eq!(store.create_session(&first).unwrap(), first);
+    let second = SessionRecord {
+        owner: Some(Principal::new("mallory")),
+        mode: Mode::Auto,
+        ..first.clone()
+    };
+    assert_eq!(store.create_session(&second).unwrap(), first);
+    assert_eq!(store.session("new").unwrap(), Some(first));
 
     for id in ["r1", "r2"] {
         let run = RunRecord {
