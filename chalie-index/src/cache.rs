@@ -22,6 +22,12 @@ const MAGIC: &[u8; 8] = b"CHALIEEC";
 /// Bumped whenever the cache layout changes; an older file is discarded, not misread.
 pub const CACHE_FORMAT_VERSION: u32 = 1;
 
+/// Default embedding cache folder under a workspace root: `.chalie/cache`, where
+/// `cargo xtask index` keeps it.
+pub fn default_cache_dir(workspace_root: &Path) -> PathBuf {
+    workspace_root.join(".chalie").join("cache")
+}
+
 /// Vectors computed by earlier builds, for one embedder.
 pub struct EmbeddingCache {
     path: PathBuf,

@@ -83,6 +83,18 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, CatalogError> {
 pub fn read_external(path: &Path) -> Result<Vec<Descriptor>, CatalogError> {
     let text = read_text(path)?;
     let list: Vec<Value> = serde_json::from_str(&text).map_err(|e| CatalogError::new(path, e))?;
+    parse_external(&list, path)
+}
+
+/// The descriptors of external tools given as values of the shape [`read_external`] reads
+/// (what `McpSource::descriptors` returns), so a program that connects to the servers
+/// itself checks its index against exactly what `cargo xtask index --external` read from
+/// the exported file. `origin` names the list in errors.
+pub fn parse_external(
+    list: &[Value],
+    origin: impl AsRef<Path>,
+) -> Result<Vec<Descriptor>, CatalogError> {
+    let path = origin.as_ref();
     let mut descriptors = Vec::with_capacity(list.len());
     for (position, value) in list.iter().enumerate() {
         let field = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);

@@ -88,12 +88,13 @@ mod index;
 mod keyword;
 mod linked;
 mod manifest;
+mod rebuild;
 mod vector;
 pub mod xtask;
 
 pub use abilities::{FindParams, MAX_ENTRY_CHARS, MAX_QUERY_ENTRIES, find_skills, find_tools};
 pub use build::{BuildProgress, BuildReport, BuildStage, GraphBuild};
-pub use cache::{CACHE_FORMAT_VERSION, EmbeddingCache};
+pub use cache::{CACHE_FORMAT_VERSION, EmbeddingCache, default_cache_dir};
 pub use descriptor::{
     Descriptor, MAX_NAME_LEN, Source, fingerprint, local_fingerprint, normalise_name,
 };

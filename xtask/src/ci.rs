@@ -27,7 +27,8 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     prepare()?;
     prepare_python()?;
     // Every feature: the optional integrations (SQLite, HTTP, MCP) are
-    // tested too, not only the default build.
+    // tested too, not only the default build. The assistant's and the MCP
+    // server's tests run the programs on the index `prepare` built.
     cargo(&[
         "test",
         "--workspace",
@@ -37,10 +38,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     ])?;
     println!("\n$ cargo xtask manifest --check");
     crate::manifest::run(&["--check".to_owned()])?;
-    // Builds the discovery index of the linked abilities with the real model, then checks
-    // it the way a deployment would: the build and the check must agree on every field.
-    println!("\n$ cargo xtask index && cargo xtask index --check");
-    crate::index::run("index", &[])?;
+    // The index the programs open, checked the way a deployment would: the build and the
+    // check must agree on every field.
+    println!("\n$ cargo xtask index --check");
     crate::index::run("index", &["--check".to_owned()])?;
     println!("\n$ cargo xtask lint");
     crate::lint::run(&[])?;
@@ -75,8 +75,7 @@ fn readme_commands_are_true() -> Outcome {
 }
 
 /// The example assistant, after preparing what it needs: the model files
-/// here, the discovery index by the assistant itself (built on its first
-/// run, reused while current).
+/// and the discovery index it opens.
 pub(crate) fn demo(args: &[String]) -> Outcome {
     if let Some(unknown) = args.first() {
         return Err(format!("`cargo xtask demo` takes no options, got `{unknown}`").into());
@@ -85,11 +84,14 @@ pub(crate) fn demo(args: &[String]) -> Outcome {
     cargo(&["run", "--quiet", "--locked", "--package", "assistant"])
 }
 
-/// What both need before they start; idempotent (a second run checks the
-/// hashes and downloads nothing).
+/// What both need before they start: the model, then the index the
+/// programs open (they refuse a missing or stale one). Idempotent: a second
+/// run checks the hashes, downloads nothing and embeds only what changed.
 fn prepare() -> Outcome {
     println!("\n$ cargo xtask fetch-model");
-    crate::index::run("fetch-model", &[])
+    crate::index::run("fetch-model", &[])?;
+    println!("\n$ cargo xtask index");
+    crate::index::run("index", &[])
 }
 
 /// The Python MCP SDK the MCP interop tests drive chalie with.

@@ -3,9 +3,13 @@
 
 use chalie_index::xtask::Xtask;
 
-/// The discovery task of this workspace.
+/// The assistant's playbooks, which it also ships inside its binary.
+pub(crate) const SKILLS_DIR: &str = "examples/assistant/skills";
+
+/// The discovery task of this workspace: the index the assistant and the MCP server open,
+/// at the default folder (`.chalie/index`).
 pub(crate) fn task() -> Xtask {
-    Xtask::new(crate::project_root())
+    Xtask::new(crate::project_root()).skills(SKILLS_DIR)
 }
 
 /// Runs `command` with `args` through the library entry.

@@ -13,8 +13,10 @@ mod python_env;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-// The example abilities the manifest and the lint review.
-chalie_core::link_abilities!(quickstart);
+// The abilities the shipped programs serve: the assistant and the MCP server
+// link exactly this crate (and chalie-index's `find_tools` and
+// `find_skills`), so the index, the manifest and the lint cover what they serve.
+chalie_core::link_abilities!(assistant);
 
 /// A subcommand's outcome; the message of an error is printed as it is.
 type Outcome = Result<(), Box<dyn std::error::Error>>;

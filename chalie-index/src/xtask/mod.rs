@@ -115,7 +115,7 @@ impl Xtask {
             tools: Vec::new(),
             out: crate::default_index_dir(&root),
             model: MiniLm::default_dir(&root),
-            cache: Some(root.join(".chalie").join("cache")),
+            cache: Some(crate::default_cache_dir(&root)),
             root,
         }
     }

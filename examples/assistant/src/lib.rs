@@ -39,7 +39,7 @@ pub mod web;
 
 use chalie_core::{Channel, Policy, Profile, Setting};
 
-pub use discovery::{Skill, descriptors, open_or_build, skills};
+pub use discovery::{IndexMode, descriptors, skills};
 pub use state::{
     Calendar, Event, Host, Memory, MemoryItem, NotesFolder, SAMPLE_NOW, Scratch, Task, TaskState,
     Tasks,

@@ -1,17 +1,27 @@
 //! The example assistant's demo: `cargo xtask demo` (which fetches the
-//! embedding model first) or `cargo run -p assistant`.
+//! embedding model and builds the discovery index first) or
+//! `cargo run -p assistant`.
 //!
-//! It builds the discovery index of the linked abilities and skill
-//! playbooks into `.chalie/index/assistant` (reused while current), then
-//! prints a scripted conversation through sessions, discovery, the
-//! permission gate and the envelopes.
+//! ```text
+//! assistant [--index DIR] [--rebuild-index] [--cache DIR]
+//! ```
+//!
+//! It opens the discovery index `cargo xtask index` built (`.chalie/index`
+//! by default) and stops when it is missing, stale or corrupt, naming the
+//! command that rebuilds it; `--rebuild-index` rebuilds it in place
+//! instead, for development, with the embedding cache of `--cache`
+//! (`.chalie/cache`). Then it prints a scripted conversation through
+//! sessions, discovery, the permission gate and the envelopes.
 
 // The abilities live in the library target; name it so they are linked.
 chalie_core::link_abilities!(assistant);
 
 use std::path::PathBuf;
 
+use assistant::IndexMode;
 use assistant::demo::{DemoPaths, prepare, run};
+
+const USAGE: &str = "usage: assistant [--index DIR] [--rebuild-index] [--cache DIR]";
 
 /// The workspace root: two folders above this crate.
 fn workspace_root() -> PathBuf {
@@ -22,20 +32,45 @@ fn workspace_root() -> PathBuf {
         .map_or_else(|| manifest.clone(), PathBuf::from)
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> std::process::ExitCode {
+async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
     let root = workspace_root();
+    let mut index_dir = chalie_index::default_index_dir(&root);
+    let mut cache_dir = chalie_index::default_cache_dir(&root);
+    let mut rebuild = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .map(PathBuf::from)
+                .ok_or(format!("`{arg}` needs a value; {USAGE}"))
+        };
+        match arg.as_str() {
+            "--index" => index_dir = value()?,
+            "--cache" => cache_dir = value()?,
+            "--rebuild-index" => rebuild = true,
+            other => return Err(format!("unknown argument `{other}`; {USAGE}").into()),
+        }
+    }
     let model_dir = chalie_index::MiniLm::default_dir(&root);
-    let index_dir = chalie_index::default_index_dir(&root).join("assistant");
     let paths = DemoPaths {
         model_dir: &model_dir,
         index_dir: &index_dir,
+        mode: if rebuild {
+            IndexMode::Rebuild {
+                cache_dir: &cache_dir,
+            }
+        } else {
+            IndexMode::Prebuilt
+        },
+        external: &[],
     };
-    let outcome = match prepare(&paths) {
-        Ok(host) => run(&host).await,
-        Err(error) => Err(error),
-    };
-    match outcome {
+    let host = prepare(&paths)?;
+    run(&host).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> std::process::ExitCode {
+    match main_result().await {
         Ok(transcript) => {
             print!("{transcript}");
             std::process::ExitCode::SUCCESS

@@ -35,8 +35,10 @@ pub struct MemoryParams {
 /// `location`, `score`), best first, and the `method` used: `semantic`
 /// with embeddings, `keyword` without. Only this assistant's own memory
 /// is read or written.
+// 1.1.0: the lock's first `memory` (1.0.0) had no `forget`, `id` or `top_k`.
 #[ability(
     internal,
+    version = "1.1.0",
     toolset = "memory",
     actions(store = [content], recall = [], forget = [id]),
     examples = [

@@ -101,8 +101,10 @@ pub struct WeatherParams {
 /// from the latest observation. Use it when the user asks what the weather
 /// is like now somewhere; use `forecast` for the coming days. An unknown
 /// city is the error `unknown-location`, listing the known cities.
+// 1.1.0: the lock's first `weather` (1.0.0) had no default `unit`.
 #[ability(
     effect = read,
+    version = "1.1.0",
     toolset = "weather",
     tooltip = "Current weather for a city",
     examples = [

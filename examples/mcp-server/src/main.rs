@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json]
+//!            [--index DIR] [--rebuild-index] [--cache DIR]
 //! ```
 //!
 //! Over stdio by default (logs on stderr; stdout carries the protocol), or
@@ -10,8 +11,15 @@
 //! always-on core and the `call_tool` proxy). `--external` adds the tools
 //! of the MCP servers a config file lists, as `server__tool`;
 //! `--export-tools` writes their descriptors for `cargo xtask index
-//! --external FILE.json` and exits. Needs the embedding model: `cargo
-//! xtask fetch-model`.
+//! --external FILE.json` and exits.
+//!
+//! Needs the embedding model (`cargo xtask fetch-model`) and the discovery
+//! index `cargo xtask index` builds (`.chalie/index`, or `--index DIR`); a
+//! missing, stale or corrupt index stops the server with its error. With
+//! `--external` the index must hold those servers' tools too: export them,
+//! then `cargo xtask index --external FILE.json`. `--rebuild-index`
+//! rebuilds the index in place instead, for development, with the
+//! embedding cache of `--cache` (`.chalie/cache`).
 
 // The abilities live in the assistant library; name it so they are linked.
 chalie_core::link_abilities!(assistant);
@@ -20,6 +28,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use assistant::IndexMode;
 use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource};
 use chalie_core::{Channel, Dispatcher, ExternalTools, Setting};
 
@@ -28,7 +37,12 @@ struct Options {
     http: Option<SocketAddr>,
     external: Option<PathBuf>,
     export: Option<PathBuf>,
+    index: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    rebuild: bool,
 }
+
+const USAGE: &str = "usage: mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json] [--index DIR] [--rebuild-index] [--cache DIR]";
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
@@ -36,6 +50,9 @@ fn options() -> Result<Options, String> {
         http: None,
         external: None,
         export: None,
+        index: None,
+        cache: None,
+        rebuild: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -59,11 +76,10 @@ fn options() -> Result<Options, String> {
             }
             "--external" => options.external = Some(PathBuf::from(value()?)),
             "--export-tools" => options.export = Some(PathBuf::from(value()?)),
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; usage: mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json]"
-                ));
-            }
+            "--index" => options.index = Some(PathBuf::from(value()?)),
+            "--cache" => options.cache = Some(PathBuf::from(value()?)),
+            "--rebuild-index" => options.rebuild = true,
+            other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
     }
     Ok(options)
@@ -120,10 +136,25 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let root = workspace_root();
     let model_dir = chalie_index::MiniLm::default_dir(&root);
-    let index_dir = chalie_index::default_index_dir(&root).join("assistant");
+    let index_dir = options
+        .index
+        .unwrap_or_else(|| chalie_index::default_index_dir(&root));
+    let cache_dir = options
+        .cache
+        .unwrap_or_else(|| chalie_index::default_cache_dir(&root));
+    // Checked against exactly what `cargo xtask index --external` reads from the export.
+    let external = chalie_index::catalog::parse_external(&descriptors, "--external")?;
     let host = assistant::demo::prepare(&assistant::demo::DemoPaths {
         model_dir: &model_dir,
         index_dir: &index_dir,
+        mode: if options.rebuild {
+            IndexMode::Rebuild {
+                cache_dir: &cache_dir,
+            }
+        } else {
+            IndexMode::Prebuilt
+        },
+        external: &external,
     })?;
     let registry = chalie_core::registry()?.clone();
     // Nobody can approve on the external channel: reads are allowed, the

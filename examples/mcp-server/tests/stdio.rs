@@ -9,8 +9,9 @@ use chalie_core::mcp::{McpSource, ServerSpec};
 use chalie_core::{Channel, Dispatcher, Envelope, ExternalTools, Policy, Setting, ToolCall, Turn};
 use serde_json::json;
 
-/// The program, as a server named `demo`. Its first start may build the
-/// assistant's discovery index, so the call timeout is generous.
+/// The program, as a server named `demo`, on the index `cargo xtask index`
+/// built; loading the embedding model takes a moment, so the timeout is
+/// generous.
 async fn spawn(mode: &str) -> McpSource {
     let spec = ServerSpec::stdio("demo", env!("CARGO_BIN_EXE_mcp-server"), ["--mode", mode])
         .with_timeout(Duration::from_secs(120));

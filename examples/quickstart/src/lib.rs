@@ -2,3 +2,18 @@
 //! `cargo xtask manifest` and `cargo xtask lint` can link them.
 
 pub mod abilities;
+
+#[cfg(test)]
+mod tests {
+    /// The quickstart's abilities pass the description lint: `cargo xtask
+    /// lint` reviews the shipped programs' catalog, whose `weather` and
+    /// `memory` share these names, so one binary cannot link both.
+    #[test]
+    fn the_abilities_pass_the_lint() {
+        let registry = chalie_core::registry().expect("unique names");
+        assert_eq!(registry.len(), 2);
+        let findings = chalie_core::lint(registry.iter(), &chalie_core::LintOptions::default());
+        let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
+        assert!(findings.is_empty(), "{}", findings.join("\n"));
+    }
+}

@@ -11,10 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chalie_core::session::{Event, Reply, Sessions};
-use chalie_core::{Channel, Dispatcher, ToolCall, Turn, result_keys};
-use chalie_index::{Embedder, MiniLm};
+use chalie_core::{Channel, Dispatcher, RegistryError, ToolCall, Turn, result_keys};
+use chalie_index::catalog::CatalogError;
+use chalie_index::{Descriptor, EmbedError, Embedder, IndexError, MiniLm};
 use serde_json::json;
 
+use crate::discovery::IndexMode;
 use crate::state::Host;
 use narrate::{Narrated, describe, indent, mask_cursors};
 
@@ -70,25 +72,69 @@ async fn converse(
 pub struct DemoPaths<'a> {
     /// The embedding model's folder (`cargo xtask fetch-model` fills it).
     pub model_dir: &'a Path,
-    /// Where the discovery index is built, or reused when current.
+    /// The discovery index's folder (`cargo xtask index` builds it).
     pub index_dir: &'a Path,
+    /// Whether the index is opened as built or may be rebuilt in place.
+    pub mode: IndexMode<'a>,
+    /// External tools the index holds besides the assistant's own (the MCP
+    /// server's `--external`); empty for the assistant alone.
+    pub external: &'a [Descriptor],
+}
+
+/// Why the host could not be prepared; each message ends with the command that fixes it.
+#[derive(Debug)]
+pub enum PrepareError {
+    /// The embedding model is missing or unreadable.
+    Model(EmbedError),
+    /// Two linked abilities share a name.
+    Registry(RegistryError),
+    /// A shipped playbook does not parse.
+    Skills(CatalogError),
+    /// The discovery index is missing, stale or corrupt (or could not be rebuilt).
+    Index(IndexError),
+}
+
+impl std::fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrepareError::Model(error) => write!(
+                f,
+                "{error}; fetch the model with `cargo xtask fetch-model` (or run `cargo xtask demo`)"
+            ),
+            PrepareError::Registry(error) => error.fmt(f),
+            PrepareError::Skills(error) => error.fmt(f),
+            PrepareError::Index(error) => write!(f, "discovery: {error} ({})", error.code()),
+        }
+    }
+}
+
+impl std::error::Error for PrepareError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PrepareError::Model(error) => Some(error),
+            PrepareError::Registry(error) => Some(error),
+            PrepareError::Skills(error) => Some(error),
+            PrepareError::Index(error) => Some(error),
+        }
+    }
 }
 
 /// The host the demo runs on: the sample data, MiniLM for memory, and the
-/// discovery index built (or reused) in `paths.index_dir`.
-pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, Box<dyn std::error::Error>> {
-    let registry = chalie_core::registry()?;
-    let embedder: Arc<dyn Embedder> = Arc::new(MiniLm::load(paths.model_dir).map_err(|error| {
-        format!(
-            "{error}; fetch the model with `cargo xtask fetch-model` (or run `cargo xtask demo`)"
-        )
-    })?);
-    let discovery = crate::open_or_build(
-        registry,
+/// discovery index of `paths.index_dir`, opened as `paths.mode` says.
+pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
+    let registry = chalie_core::registry().map_err(PrepareError::Registry)?;
+    let embedder: Arc<dyn Embedder> =
+        Arc::new(MiniLm::load(paths.model_dir).map_err(PrepareError::Model)?);
+    let mut descriptors = crate::descriptors(registry).map_err(PrepareError::Skills)?;
+    descriptors.extend_from_slice(paths.external);
+    let discovery = crate::discovery::open(
+        &descriptors,
         Arc::clone(&embedder),
         paths.index_dir,
+        paths.mode,
         &crate::profile(),
-    )?;
+    )
+    .map_err(PrepareError::Index)?;
     Ok(Host::sample()
         .with_embedder(embedder)
         .with_discovery(discovery))

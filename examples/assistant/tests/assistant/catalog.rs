@@ -60,15 +60,26 @@ fn web_search_is_pinned_only_on_the_web_profile() {
 
 #[test]
 fn the_shipped_skills_parse() {
-    let names: Vec<String> = assistant::skills()
-        .into_iter()
-        .map(|skill| skill.name)
-        .collect();
+    let skills = assistant::skills().unwrap();
+    let names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
     assert_eq!(names, ["plan_a_trip", "research_a_topic", "weekly_review"]);
     assert!(
-        assistant::skills()
+        skills
             .iter()
             .all(|skill| skill.examples.len() == 6 && skill.body.starts_with("# "))
+    );
+}
+
+/// The playbooks inside the binary are exactly those `cargo xtask index`
+/// reads from `skills/`: none left out of the list, none edited apart.
+#[test]
+fn the_embedded_skills_are_the_skills_folder() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
+    let read = chalie_index::catalog::read_skills(&folder).unwrap();
+    let embedded = assistant::skills().unwrap();
+    assert_eq!(
+        chalie_index::fingerprint(&read),
+        chalie_index::fingerprint(&embedded)
     );
 }
 

@@ -10,6 +10,7 @@ chalie_core::link_abilities!(assistant);
 mod calendar;
 mod catalog;
 mod demo;
+mod index;
 mod memory;
 mod notes;
 mod session;
