@@ -30,12 +30,24 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let registry = chalie_core::registry().expect("unique ability names");
-//! let entry = registry.get("weather").expect("linked");
-//! let turn = chalie_core::Turn::builder(chalie_core::Channel::Chat).build();
-//! let result = entry.call(&serde_json::json!({ "location": "Valletta, MT" }), turn).await;
+//! use chalie_core::{Channel, Dispatcher, Policy, Setting, ToolCall, Turn};
+//!
+//! // Every call goes through the dispatcher: reachability, validation,
+//! // the permission gate, execution, the envelope, the action trail.
+//! let registry = chalie_core::registry().expect("unique ability names").clone();
+//! let mut policy = Policy::new();
+//! policy.set(Channel::Chat, "weather", Setting::Allow).expect("a valid permission");
+//! let dispatcher = Dispatcher::builder(registry)
+//!     .policy(policy)
+//!     // Without `find_tools` in this example, the chat is offered weather
+//!     // on every turn; otherwise a turn reaches only what it discovered.
+//!     .pin(Channel::Chat, ["weather"])
+//!     .build();
+//! let turn = Turn::builder(Channel::Chat).build();
+//! let call = ToolCall::new("weather", serde_json::json!({ "location": "Valletta, MT" }));
+//! let done = dispatcher.dispatch(&turn, call).await;
 //! assert_eq!(
-//!     chalie_core::render_envelope("weather", None, &result),
+//!     done.envelope,
 //!     "[weather(status=success)]\n{\"location\":\"Valletta, MT\",\"condition\":\"Clear\"}\n[end:weather]"
 //! );
 //! # }
@@ -86,9 +98,9 @@ pub use descriptor::{
     ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
 };
 pub use dispatch::{
-    Approval, ApprovalRequest, Approver, BackgroundCalls, Dispatched, Dispatcher,
+    Approval, ApprovalRequest, Approver, BackgroundCalls, ChannelTools, Dispatched, Dispatcher,
     DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
-    PolicyStore, RateLimit, Setting, SurfaceEntry, ToolCall,
+    PolicyStore, RateLimit, Refusal, Setting, SurfaceEntry, ToolCall,
 };
 pub use envelope::{
     Envelope, EnvelopeError, ErrorContent, escape_body, render_envelope, unescape_body,
@@ -99,7 +111,7 @@ pub use params::{
 };
 pub use principal::Principal;
 pub use providers::{Provider, strict_schema};
-pub use registry::{AbilityEntry, PreparedCall, Registry, RegistryError, registry};
+pub use registry::{AbilityEntry, Registry, RegistryError, registry};
 pub use result::{
     Body, ErrorCode, InvalidErrorCode, Media, Retry, Scalar, ToolError, ToolResult, is_kebab_case,
 };

@@ -33,14 +33,16 @@ impl std::fmt::Debug for AbilityEntry {
 /// A call whose arguments parsed: validated, not yet run.
 ///
 /// The dispatcher parses before the permission gate so a malformed call
-/// never reaches an approver, then runs the same parsed value.
-pub struct PreparedCall {
+/// never reaches an approver, then runs the same parsed value. Private to
+/// the crate: running an ability any other way would skip reachability,
+/// the gate, the trail and panic catching.
+pub(crate) struct PreparedCall {
     run: Box<dyn FnOnce(Turn) -> BoxFuture<'static, ToolResult> + Send>,
 }
 
 impl PreparedCall {
     /// Runs the ability on the parsed parameters.
-    pub fn run(self, turn: Turn) -> BoxFuture<'static, ToolResult> {
+    pub(crate) fn run(self, turn: Turn) -> BoxFuture<'static, ToolResult> {
         (self.run)(turn)
     }
 }
@@ -85,17 +87,16 @@ impl AbilityEntry {
 
     /// Parses the model's arguments (framework fields already removed) into
     /// a call ready to run, or every problem with them.
-    pub fn prepare(&self, arguments: &Value) -> Result<PreparedCall, ParamErrors> {
+    pub(crate) fn prepare(&self, arguments: &Value) -> Result<PreparedCall, ParamErrors> {
         (self.prepare)(arguments)
     }
 
-    /// Parses and runs in one step; a parse failure becomes the
-    /// self-correcting `invalid-arguments` error result.
-    pub async fn call(&self, arguments: &Value, turn: Turn) -> ToolResult {
-        match self.prepare(arguments) {
-            Ok(call) => call.run(turn).await,
-            Err(errors) => errors.into_tool_result(),
-        }
+    /// Checks the model's arguments (framework fields already removed)
+    /// against the typed parameters without running anything: every
+    /// problem, as the dispatcher would report it. To run the ability, go
+    /// through a [`Dispatcher`](crate::Dispatcher).
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), ParamErrors> {
+        (self.prepare)(arguments).map(drop)
     }
 }
 

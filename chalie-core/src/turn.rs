@@ -66,9 +66,13 @@ pub enum GateDecision {
     Rejected,
     /// The policy denied it.
     Denied,
-    /// An internal ability: not gated.
+    /// An internal ability or setting: no approval asked.
     Internal,
-    /// Rejected before the gate (unknown tool, bad arguments, rate limit).
+    /// Captured as a step of the session's plan (`plan_collect`): not run
+    /// now.
+    Planned,
+    /// Refused before the gate (unknown or unreachable tool, bad
+    /// arguments, rate limit).
     NotReached,
 }
 
@@ -267,6 +271,41 @@ struct TurnShared {
     progress: Option<ProgressSink>,
     extensions: Extensions,
     activated: Mutex<Vec<String>>,
+    pins: Arc<Pins>,
+}
+
+/// Names a turn may reach because code said so (see [`TurnBuilder::pin`]),
+/// in the order they were pinned.
+#[derive(Debug, Default)]
+pub(crate) struct Pins {
+    order: Vec<String>,
+    set: std::collections::HashSet<String>,
+}
+
+impl Pins {
+    /// Pins `names`, each once, keeping their first order.
+    pub(crate) fn from_names<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        let mut pins = Self::default();
+        pins.extend(names);
+        pins
+    }
+
+    fn extend<S: Into<String>>(&mut self, names: impl IntoIterator<Item = S>) {
+        for name in names {
+            let name = name.into();
+            if self.set.insert(name.clone()) {
+                self.order.push(name);
+            }
+        }
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.set.contains(name)
+    }
+
+    pub(crate) fn names(&self) -> &[String] {
+        &self.order
+    }
 }
 
 /// The context of one call: channel, session, run, the turn's action trail
@@ -295,6 +334,8 @@ impl std::fmt::Debug for Turn {
 /// Builds a [`Turn`].
 #[derive(Default)]
 pub struct TurnBuilder {
+    pins: Pins,
+    shared_pins: Option<Arc<Pins>>,
     channel: Option<Channel>,
     session_id: Option<String>,
     run_id: Option<String>,
@@ -338,8 +379,34 @@ impl TurnBuilder {
         self.extensions.insert(value);
         self
     }
+    /// Lets this turn reach `names` whatever the channel offers: a typed
+    /// grant in code, for calls the program itself seeds (a plan's steps,
+    /// a background pass, the tools an MCP client was listed). Nothing a
+    /// model sends can pin a tool; without a pin, a tool outside the
+    /// channel's tools is reachable only after `find_tools` activated it.
+    pub fn pin<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.pins.extend(names);
+        self
+    }
+
+    /// Pins a set shared by many turns (the MCP server's listing), instead
+    /// of copying it into each.
+    pub(crate) fn pin_shared(mut self, pins: &Arc<Pins>) -> Self {
+        self.shared_pins = Some(Arc::clone(pins));
+        self
+    }
+
     /// The turn.
     pub fn build(self) -> Turn {
+        let pins = match self.shared_pins {
+            Some(shared) if self.pins.order.is_empty() => shared,
+            Some(shared) => {
+                let mut pins = self.pins;
+                pins.extend(shared.order.iter().cloned());
+                Arc::new(pins)
+            }
+            None => Arc::new(self.pins),
+        };
         Turn {
             shared: Arc::new(TurnShared {
                 channel: self.channel.unwrap_or(Channel::Chat),
@@ -350,6 +417,7 @@ impl TurnBuilder {
                 progress: self.progress,
                 extensions: self.extensions,
                 activated: Mutex::new(Vec::new()),
+                pins,
             }),
             call_id: Name::Static(""),
             tool: Name::Static(""),
@@ -496,5 +564,24 @@ impl Turn {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Whether `find_tools` (or other code) activated `name` in this turn.
+    pub(crate) fn has_activated(&self, name: &str) -> bool {
+        self.shared
+            .activated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|activated| activated == name)
+    }
+
+    /// The names this turn was pinned (see [`TurnBuilder::pin`]), in order.
+    pub fn pinned_tools(&self) -> &[String] {
+        self.shared.pins.names()
+    }
+
+    pub(crate) fn is_pinned(&self, name: &str) -> bool {
+        self.shared.pins.contains(name)
     }
 }

@@ -71,6 +71,8 @@ impl Approver for ScriptedApprover {
 pub struct HarnessBuilder {
     registry: Option<Registry>,
     only: Option<Vec<String>>,
+    pins: Vec<String>,
+    pin_every_ability: bool,
     channel: Channel,
     policy: Policy,
     allow_all: bool,
@@ -87,9 +89,30 @@ impl HarnessBuilder {
         self
     }
 
-    /// Keep only the abilities with these names.
+    /// Keep only the abilities with these names, and pin them on the
+    /// harness's turn: choosing what is under test offers it, as a host's
+    /// pin would. Anything else the registry holds is out of reach.
     pub fn abilities<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
-        self.only = Some(names.into_iter().map(Into::into).collect());
+        let names: Vec<String> = names.into_iter().map(Into::into).collect();
+        self.pins.extend(names.iter().cloned());
+        self.only = Some(names);
+        self
+    }
+
+    /// Pins `names` on the harness's turn (and on [`Harness::run`]'s
+    /// session), as a host pins a tool on a channel; other abilities are
+    /// reachable only through the channel's core or after `find_tools`
+    /// activated them, exactly as in production.
+    pub fn pin<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.pins.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// **Widens reachability**: pins every ability of the registry, so any
+    /// call reaches its tool without discovery. For tests of an ability's
+    /// behaviour only; a test of isolation must not use it.
+    pub fn pin_every_ability(mut self) -> Self {
+        self.pin_every_ability = true;
         self
     }
 
@@ -105,8 +128,9 @@ impl HarnessBuilder {
         self
     }
 
-    /// Allow every ability on every channel, for tests of behaviour rather
-    /// than of the gate.
+    /// **Widens the gate**: allows every ability on every channel, for tests
+    /// of behaviour rather than of the gate; a test of the gate must not
+    /// use it.
     pub fn allow_all(mut self) -> Self {
         self.allow_all = true;
         self
@@ -177,7 +201,7 @@ impl HarnessBuilder {
                 }
             }
         }
-        let mut builder = Dispatcher::builder(registry)
+        let mut builder = Dispatcher::builder(registry.clone())
             .policy(policy)
             .without_rate_limit()
             .extension(self.clock);
@@ -187,7 +211,14 @@ impl HarnessBuilder {
         for configure in &self.configure {
             builder = configure(builder);
         }
-        let turn = Turn::builder(self.channel).session_id("harness").build();
+        let mut pins = self.pins;
+        if self.pin_every_ability {
+            pins.extend(registry.iter().map(|entry| entry.name().to_owned()));
+        }
+        let turn = Turn::builder(self.channel)
+            .session_id("harness")
+            .pin(pins.iter().cloned())
+            .build();
         Ok(Harness {
             shared: Arc::new(builder.build()),
             turn,
@@ -215,6 +246,8 @@ impl Harness {
         HarnessBuilder {
             registry: None,
             only: None,
+            pins: Vec::new(),
+            pin_every_ability: false,
             channel: Channel::Chat,
             policy: Policy::new(),
             allow_all: false,

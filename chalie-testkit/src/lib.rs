@@ -9,7 +9,8 @@
 //! use chalie_testkit::Harness;
 //! use serde_json::json;
 //!
-//! let harness = Harness::builder().allow_all().build().expect("unique names");
+//! // Pin what the test calls; the gate is widened on purpose here.
+//! let harness = Harness::builder().pin(["weather"]).allow_all().build().expect("unique names");
 //! harness.call("weather", json!({ "location": "Rome, IT" })).await.assert_success();
 //! harness.call("weather", json!({})).await.assert_error("invalid-arguments");
 //! chalie_testkit::smoke(harness.registry()).await.assert_clean();

@@ -72,8 +72,11 @@ impl Harness {
     /// that replays `script`, on the harness's channel and in its mode
     /// (see [`HarnessBuilder::mode`](crate::HarnessBuilder::mode)).
     ///
-    /// Every ability of the harness is pinned, so the script may call any
-    /// of them without discovery. A write the session holds for approval
+    /// The session offers what the harness pins (see
+    /// [`HarnessBuilder::pin`](crate::HarnessBuilder::pin)) beside the
+    /// channel's core; any other call the script makes is refused as
+    /// `tool-not-available` unless the script first calls `find_tools`,
+    /// as a real model must. A write the session holds for approval
     /// is answered by the harness's [`ScriptedApprover`](crate::ScriptedApprover),
     /// in order; without one, or once its answers run out, it is rejected.
     ///
@@ -96,10 +99,9 @@ impl Harness {
         message: &str,
     ) -> Result<RunOutcome, SessionError> {
         let model = Arc::new(ScriptedModel::new(script));
-        let pinned: Vec<&str> = self.registry().iter().map(|entry| entry.name()).collect();
         let sessions = Sessions::builder(Arc::clone(&self.shared), model.clone())
             .channel(self.turn().channel())
-            .pinned(pinned)
+            .pinned(self.turn().pinned_tools().iter().cloned())
             .build();
         sessions.set_mode(SESSION, self.mode)?;
         let run = sessions.send(SESSION, message)?;

@@ -11,7 +11,11 @@ chalie_core::link_abilities!(quickstart);
 
 #[tokio::test]
 async fn calls_parse_into_assertable_envelopes() {
-    let harness = Harness::builder().allow_all().build().unwrap();
+    let harness = Harness::builder()
+        .pin(["weather"])
+        .allow_all()
+        .build()
+        .unwrap();
     let outcome = harness
         .call("weather", json!({ "location": "Valletta, MT" }))
         .await;
@@ -69,14 +73,44 @@ async fn a_policy_and_a_channel_apply() {
         .unwrap();
     let harness = Harness::builder()
         .channel(Channel::Subconscious)
+        .pin(["weather"])
         .policy(policy)
         .build()
         .unwrap();
-    let outcome = harness
+    // Nobody to ask on a background pass: `ask` is a rejection there.
+    harness
         .call("weather", json!({ "location": "Rome, IT" }))
-        .await;
-    assert!(outcome.envelope.code().is_some(), "{}", outcome.text);
-    assert!(!outcome.envelope.is_success());
+        .await
+        .assert_error("permission-denied");
+}
+
+#[tokio::test]
+async fn a_harness_reaches_only_what_it_pins_and_the_core() {
+    let harness = Harness::builder().allow_all().build().unwrap();
+    // Not pinned, not found: refused before anything runs, on the trail.
+    harness
+        .call("weather", json!({ "location": "Rome, IT" }))
+        .await
+        .assert_error("tool-not-available");
+    assert_eq!(harness.turn().trail().len(), 1);
+    // The channel's core is always reachable.
+    harness
+        .call(
+            "memory",
+            json!({ "action": "store", "content": "likes tea" }),
+        )
+        .await
+        .assert_success();
+    // Saying so widens it, and the name says what it does.
+    let widened = Harness::builder()
+        .pin_every_ability()
+        .allow_all()
+        .build()
+        .unwrap();
+    widened
+        .call("weather", json!({ "location": "Rome, IT" }))
+        .await
+        .assert_success();
 }
 
 #[tokio::test]

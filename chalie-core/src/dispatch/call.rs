@@ -46,6 +46,37 @@ pub struct Dispatched {
     /// The trail's entry, names shared with the call: the record's strings
     /// are only copied out when [`record`](Self::record) is asked for.
     pub(crate) entry: TrailEntry,
+    /// Why the dispatcher refused to run it, when it did.
+    pub(crate) refusal: Option<Refusal>,
+}
+
+/// Why the dispatcher did not run a call: a typed reason for the host, beside
+/// the error envelope the model reads. A call the ability itself failed is
+/// not a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// No ability or external tool has the name (`unknown-tool`).
+    UnknownTool,
+    /// The tool exists but this turn may not reach it: not offered on the
+    /// channel, not pinned, not activated by `find_tools`, or outside the
+    /// channel's profile (`tool-not-available`).
+    NotAvailable,
+    /// The arguments did not validate (`invalid-arguments` and kin).
+    InvalidArguments,
+    /// The dispatcher lacks a permission tag the tool requires.
+    MissingTags,
+    /// The session's rate limit was reached (`rate-limited`).
+    RateLimited,
+    /// The permission policy denies it (`permission-denied`).
+    Denied,
+    /// A human rejected it, or nobody could be asked, or nobody answered
+    /// in time (`approval-rejected`).
+    Rejected,
+    /// A write in a session in `plan` mode (`plan-mode-read-only`).
+    PlanBlocked,
+    /// A write in `plan_collect` that could not be added to the plan.
+    PlanUnavailable,
 }
 
 impl Dispatched {
@@ -57,6 +88,17 @@ impl Dispatched {
     /// What was recorded on the turn's action trail for this call.
     pub fn record(&self) -> ActionRecord {
         self.entry.to_record()
+    }
+
+    /// Why the dispatcher refused to run the call, if it did.
+    pub fn refusal(&self) -> Option<Refusal> {
+        self.refusal
+    }
+
+    /// Whether the call was added to the session's plan instead of running
+    /// (`plan_collect`); the result tells the model which step it became.
+    pub fn is_planned(&self) -> bool {
+        self.entry.decision == crate::GateDecision::Planned
     }
 }
 

@@ -16,6 +16,37 @@ pub(crate) fn unknown_tool(name: &str, suggestions: Vec<String>) -> ToolResult {
 }
 
 /// The policy blocks the permission on this channel.
+/// Step 2: the tool exists, but this turn was not offered it.
+pub(crate) fn not_available(name: &str) -> ToolResult {
+    ToolResult::error(
+        "tool-not-available",
+        format!("`{name}` is not one of the tools available to you now"),
+        "call find_tools with what you need, then call one of the tools it returns; or use a tool from your tool list",
+    )
+    .with_retry(crate::Retry::Never)
+}
+
+/// `plan` mode: what the model reads for a blocked write.
+pub(crate) fn plan_blocked(tool: &str) -> ToolResult {
+    ToolResult::error(
+        "plan-mode-read-only",
+        format!("`{tool}` changes data, and this session is in plan mode: writes are blocked"),
+        "do not retry; describe this step in your plan, it can run once the user leaves plan mode",
+    )
+    .with_metadata("blocked", true)
+    .with_metadata("reason", "plan_mode_read_only")
+    .with_retry(crate::Retry::Never)
+}
+
+/// `plan_collect`: the write could not be kept as a plan step.
+pub(crate) fn plan_unavailable(detail: &str) -> ToolResult {
+    ToolResult::error(
+        "plan-unavailable",
+        format!("the step could not be added to the plan: {detail}"),
+        "do not retry; tell the user the plan could not be saved",
+    )
+}
+
 pub(crate) fn denied(permission: &str) -> ToolResult {
     ToolResult::error(
         "permission-denied",

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::errors;
 use super::external::{ExternalOutput, ExternalTool, ExternalTools};
-use crate::{Body, BoxFuture, PreparedCall, ToolResult, Turn};
+use crate::registry::PreparedCall;
+use crate::{Body, BoxFuture, ToolResult, Turn};
 
 /// A call ready to run.
 pub(crate) enum Prepared {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::call::{Dispatched, ToolCall};
+use super::call::{Dispatched, Refusal, ToolCall};
 use super::execute::Prepared;
 use super::gate::Gate;
 use super::resolve::{Target, resolve};
@@ -27,6 +27,7 @@ pub(crate) struct CallState {
     /// the call-bound turn and the trail borrow it instead of copying.
     registered: Option<&'static str>,
     decision: GateDecision,
+    refusal: Option<Refusal>,
     background: bool,
     reused: bool,
     started: Instant,
@@ -81,8 +82,15 @@ impl CallState {
             envelope,
             result,
             entry: entry.clone(),
+            refusal: self.refusal,
         };
         (dispatched, entry)
+    }
+
+    /// Refuses the call for `why`: concluded with `result`, on the trail.
+    fn refuse(mut self, turn: &Turn, why: Refusal, result: ToolResult) -> Dispatched {
+        self.refusal = Some(why);
+        self.finish(turn, result)
     }
 
     /// Concludes the call and records it on the turn's trail.
@@ -115,8 +123,8 @@ fn numbered_call_id(number: u64) -> Arc<str> {
 }
 
 impl Dispatcher {
-    /// Dispatches one call made during `turn`: resolve, pre-validate,
-    /// tags, rate limit, gate, execute, render, record. Never panics;
+    /// Dispatches one call made during `turn`: resolve, reach,
+    /// pre-validate, tags, rate limit, gate, execute, render, record. Never panics;
     /// every failure is an error envelope for the model, and every call is
     /// on the turn's action trail.
     ///
@@ -140,6 +148,7 @@ impl Dispatcher {
             action: None,
             registered: None,
             decision: GateDecision::NotReached,
+            refusal: None,
             background: false,
             reused: false,
             started: Instant::now(),
@@ -150,14 +159,22 @@ impl Dispatcher {
             Ok(target) => target,
             Err(suggestions) => {
                 let result = errors::unknown_tool(&state.tool, suggestions);
-                return state.finish(turn, result);
+                return state.refuse(turn, Refusal::UnknownTool, result);
             }
         };
 
-        // 2. Pre-validate: framework fields, action, typed parameters.
+        // 2. Reach: only what this turn was offered, whatever name is sent.
+        if !self.channels.reaches(&self.registry, turn, &state.tool) {
+            let result = errors::not_available(&state.tool);
+            return state.refuse(turn, Refusal::NotAvailable, result);
+        }
+
+        // 3. Pre-validate: framework fields, action, typed parameters.
         let framework = match strip_framework_fields(&mut arguments) {
             Ok(framework) => framework,
-            Err(problems) => return state.finish(turn, problems.into_tool_result()),
+            Err(problems) => {
+                return state.refuse(turn, Refusal::InvalidArguments, problems.into_tool_result());
+            }
         };
         let (prepared, effect, internal) = match target {
             Target::Ability(entry) => {
@@ -165,7 +182,7 @@ impl Dispatcher {
                 match check_action(entry.spec(), &arguments) {
                     Ok(Some(action)) => state.action = Some(action.to_owned()),
                     Ok(None) => {}
-                    Err(result) => return state.finish(turn, *result),
+                    Err(result) => return state.refuse(turn, Refusal::InvalidArguments, *result),
                 }
                 let parsed =
                     std::panic::catch_unwind(AssertUnwindSafe(|| entry.prepare(&arguments)));
@@ -175,7 +192,10 @@ impl Dispatcher {
                         entry.spec().effect(),
                         entry.spec().internal(),
                     ),
-                    Ok(Err(problems)) => return state.finish(turn, problems.into_tool_result()),
+                    Ok(Err(problems)) => {
+                        let result = problems.into_tool_result();
+                        return state.refuse(turn, Refusal::InvalidArguments, result);
+                    }
                     Err(payload) => {
                         let message = errors::panic_message(&*payload);
                         let result = errors::panicked(&state.tool, &message);
@@ -192,7 +212,10 @@ impl Dispatcher {
                         let effect = tool.effect;
                         (Prepared::External(proxy, tool), effect, false)
                     }
-                    Ok(Err(problems)) => return state.finish(turn, problems.into_tool_result()),
+                    Ok(Err(problems)) => {
+                        let result = problems.into_tool_result();
+                        return state.refuse(turn, Refusal::InvalidArguments, result);
+                    }
                     Err(payload) => {
                         let message = errors::panic_message(&*payload);
                         let result = errors::panicked(&state.tool, &message);
@@ -202,7 +225,7 @@ impl Dispatcher {
             }
         };
 
-        // Tags the tool requires, then the session's rate limit.
+        // 4. Tags the tool requires, then the session's rate limit.
         let required = match self.required_tags.is_empty() {
             true => None,
             false => self.required_tags.get(&state.tool),
@@ -215,7 +238,7 @@ impl Dispatcher {
                 .collect();
             if !missing.is_empty() {
                 let result = errors::missing_tags(&state.tool, &missing);
-                return state.finish(turn, result);
+                return state.refuse(turn, Refusal::MissingTags, result);
             }
         }
         let session = self.session(turn.session_id());
@@ -227,11 +250,11 @@ impl Dispatcher {
                     limit.per().as_secs_f64(),
                     wait.as_secs_f64(),
                 );
-                return state.finish(turn, result);
+                return state.refuse(turn, Refusal::RateLimited, result);
             }
         }
 
-        // 3. Gate.
+        // 5. Gate.
         match self
             .gate(
                 turn,
@@ -244,13 +267,17 @@ impl Dispatcher {
             .await
         {
             Gate::Pass(decision) => state.decision = decision,
-            Gate::Block(decision, result) => {
+            Gate::Block(decision, why, result) => {
                 state.decision = decision;
+                return state.refuse(turn, why, result);
+            }
+            Gate::Planned(result) => {
+                state.decision = GateDecision::Planned;
                 return state.finish(turn, result);
             }
         }
 
-        // 4. Execute: reuse an earlier read, or run inline or in the background.
+        // 6. Execute: reuse an earlier read, or run inline or in the background.
         let call_turn = state.bind(turn).with_host_extensions(&self.extensions);
         if let Some(summary) = framework
             .summary
@@ -285,7 +312,8 @@ impl Dispatcher {
             return state.finish(turn, result);
         }
 
-        // A receipt now; the final envelope when the task ends. The receipt
+        // 7. Render and record (for a background call: a receipt now, the
+        // final envelope when the task ends). The receipt
         // is recorded first so the task's update always finds it.
         state.background = true;
         let receipt = ToolResult::success(format!(

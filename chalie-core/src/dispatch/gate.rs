@@ -1,37 +1,37 @@
-//! Step 3: the permission gate.
+//! Step 5: the permission gate.
 //!
 //! A flat lookup of the permission (`tool` or `tool.action`, derived by
 //! the dispatcher from the tool and its validated action) on the turn's
-//! channel. `ask` goes to the approver on a channel with a human and is
-//! `deny` elsewhere. Abilities declared `internal` are not gated.
-//!
-//! Session modes compose here, between the policy lookup and the
-//! approver, when the turn carries a session's gate (see
-//! [`crate::session`]): a mode may only tighten the setting the policy
-//! gave, never loosen it, and never holds back a read; the decision
-//! recorded stays one of [`GateDecision`]'s. For a write:
+//! channel, tightened by the mode of the turn's [`GateHook`] (a session's;
+//! a plain turn is `auto` with the dispatcher's approver). A mode may only
+//! tighten what the policy gave, never loosen it, and never holds back a
+//! read. An ability declared `internal` is not looked up in the policy
+//! (it is treated as the setting `internal`), and `internal` only spares
+//! the approval prompt: an internal write is still a write.
 //!
 //! | policy | `approval` | `auto` | `plan` | `plan_collect` |
 //! |---|---|---|---|---|
 //! | `deny` | denied | denied | denied | denied |
-//! | `ask` | asks | asks | blocked (`denied`) | captured (`denied`: not run now) |
-//! | `allow` | asks | runs | blocked (`denied`) | captured (`denied`: not run now) |
+//! | `ask` | asks | asks | blocked | planned |
+//! | `allow` | asks | runs | blocked | planned |
+//! | `internal` | runs | runs | blocked | planned |
 //!
-//! A read, and an `internal` ability or setting, is decided by the policy
-//! alone in every mode. In a session the human is asked through the
-//! session (events, the store-backed approval, its timeout), not the
-//! dispatcher's approver.
+//! A read is decided by the policy alone in every mode. There is one way
+//! to ask: the hook's `ask`, bounded by its timeout (60 s by default).
 
 use std::panic::AssertUnwindSafe;
+use std::time::Duration;
 
 use futures::FutureExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::approver::{Approval, ApprovalRequest};
+use super::call::Refusal;
 use super::errors;
 use super::flow::CallState;
+use super::hook::{ApproverGate, GateHook, HookError, TurnGate};
+use super::mode::Mode;
 use super::{Dispatcher, Setting};
-use crate::session::{SessionGate, plan_blocked};
 use crate::{Effect, GateDecision, ToolResult, Turn};
 
 /// What the gate decided.
@@ -39,7 +39,32 @@ pub(crate) enum Gate {
     /// Run it.
     Pass(GateDecision),
     /// Do not run it; tell the model this.
-    Block(GateDecision, ToolResult),
+    Block(GateDecision, Refusal, ToolResult),
+    /// Added to the plan; the model reads which step it became.
+    Planned(ToolResult),
+}
+
+/// What the call still needs once the policy and the mode spoke.
+enum Need {
+    /// Nothing: run it.
+    Nothing(GateDecision),
+    /// A human's yes.
+    Approval,
+}
+
+/// Either hook; the plain turn's keeps the common call's future small.
+enum Hook<'a> {
+    Session(&'a dyn GateHook),
+    Plain(ApproverGate<'a>),
+}
+
+impl Hook<'_> {
+    fn mode(&self) -> Mode {
+        match self {
+            Hook::Session(hook) => hook.mode(),
+            Hook::Plain(plain) => plain.mode(),
+        }
+    }
 }
 
 impl Dispatcher {
@@ -52,94 +77,65 @@ impl Dispatcher {
         summary: Option<&str>,
         arguments: &Value,
     ) -> Gate {
-        if internal {
-            return Gate::Pass(GateDecision::Internal);
-        }
-        let setting = self
-            .policy
-            .lookup(turn.channel(), &state.tool, state.action.as_deref());
-        if let Some(session) = turn.extension::<SessionGate>() {
-            // Boxed: the session path keeps the plain call's future small.
-            return Box::pin(
-                self.session_gate(session, turn, state, effect, setting, summary, arguments),
-            )
-            .await;
-        }
-        match setting {
-            Setting::Allow => Gate::Pass(GateDecision::Allowed),
-            Setting::Internal => Gate::Pass(GateDecision::Internal),
-            Setting::Deny => Gate::Block(GateDecision::Denied, errors::denied(&state.permission())),
-            Setting::Ask => {
-                let permission = state.permission();
-                let request = ApprovalRequest {
-                    call_id: state.call_id.to_string(),
-                    session_id: turn.session_id().to_owned(),
-                    tool: state.tool.clone(),
-                    action: state.action.clone(),
-                    permission: permission.clone(),
-                    summary: summary.map(str::to_owned),
-                    arguments: arguments.clone(),
-                };
-                // Boxed: the rare path keeps every call's future small.
-                match Box::pin(self.ask(request)).await {
-                    Ok(()) => Gate::Pass(GateDecision::Approved),
-                    Err(why) => {
-                        Gate::Block(GateDecision::Rejected, errors::rejected(&permission, &why))
-                    }
-                }
-            }
-        }
-    }
-
-    /// The gate of a call in a session: the policy, tightened by the mode.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the gate's inputs, each read once; a struct would only rename them"
-    )]
-    async fn session_gate(
-        &self,
-        session: &SessionGate,
-        turn: &Turn,
-        state: &CallState,
-        effect: Effect,
-        setting: Setting,
-        summary: Option<&str>,
-        arguments: &Value,
-    ) -> Gate {
-        use crate::session::Mode;
-        let ask = match setting {
-            Setting::Deny => {
-                return Gate::Block(GateDecision::Denied, errors::denied(&state.permission()));
-            }
-            Setting::Internal => return Gate::Pass(GateDecision::Internal),
-            Setting::Ask => true,
-            Setting::Allow => false,
+        // An ability declared `internal` is the framework's own (discovery,
+        // memory): the policy does not gate it, the mode still does.
+        let setting = match internal {
+            true => Setting::Internal,
+            false => self
+                .policy
+                .lookup(turn.channel(), &state.tool, state.action.as_deref()),
         };
-        let ask = match (effect, session.mode()) {
-            (Effect::Read, _) => ask,
-            (Effect::Write, Mode::Approval) => true,
-            (Effect::Write, Mode::Auto) => ask,
+        if setting == Setting::Deny {
+            return Gate::Block(
+                GateDecision::Denied,
+                Refusal::Denied,
+                errors::denied(&state.permission()),
+            );
+        }
+        let session = turn.extension::<TurnGate>();
+        let hook = match session {
+            Some(TurnGate(hook)) => Hook::Session(hook.as_ref()),
+            None => Hook::Plain(ApproverGate {
+                approver: self.approver.as_ref(),
+                timeout: self.approval_timeout,
+            }),
+        };
+        let internal = setting == Setting::Internal;
+        let need = match (effect, hook.mode()) {
             (Effect::Write, Mode::Plan) => {
-                return Gate::Block(GateDecision::Denied, plan_blocked(&state.tool));
+                return Gate::Block(
+                    GateDecision::Denied,
+                    Refusal::PlanBlocked,
+                    errors::plan_blocked(&state.tool),
+                );
             }
             (Effect::Write, Mode::PlanCollect) => {
-                let mut input = arguments.clone();
-                if let (Some(action), Value::Object(object)) = (&state.action, &mut input) {
-                    object
-                        .entry("action")
-                        .or_insert_with(|| Value::String(action.clone()));
-                }
-                let captured = session.capture(&state.call_id, &state.tool, &input);
-                return Gate::Block(GateDecision::Denied, captured);
+                let Hook::Session(hook) = hook else {
+                    // Only a session's hook collects plans.
+                    return Gate::Block(
+                        GateDecision::Denied,
+                        Refusal::PlanUnavailable,
+                        errors::plan_unavailable("this turn has no session to keep a plan"),
+                    );
+                };
+                return capture(hook, state, arguments);
             }
+            _ if internal => Need::Nothing(GateDecision::Internal),
+            (_, _) if setting == Setting::Ask => Need::Approval,
+            (Effect::Write, Mode::Approval) => Need::Approval,
+            _ => Need::Nothing(GateDecision::Allowed),
         };
-        if !ask {
-            return Gate::Pass(GateDecision::Allowed);
+        if let Need::Nothing(decision) = need {
+            return Gate::Pass(decision);
         }
         let permission = state.permission();
         if !turn.channel().has_human() {
             let why = "nobody on this channel can approve it";
-            return Gate::Block(GateDecision::Rejected, errors::rejected(&permission, why));
+            return Gate::Block(
+                GateDecision::Rejected,
+                Refusal::Rejected,
+                errors::rejected(&permission, why),
+            );
         }
         let request = ApprovalRequest {
             call_id: state.call_id.to_string(),
@@ -150,37 +146,82 @@ impl Dispatcher {
             summary: summary.map(str::to_owned),
             arguments: arguments.clone(),
         };
-        match session.ask(&request).await {
-            Ok(()) => Gate::Pass(GateDecision::Approved),
-            Err(why) => Gate::Block(GateDecision::Rejected, errors::rejected(&permission, &why)),
+        // Boxed: the rare path keeps every call's future small.
+        match Box::pin(ask(&hook, &request)).await {
+            Ok(Approval::Approved) => Gate::Pass(GateDecision::Approved),
+            Ok(Approval::Rejected) => Gate::Block(
+                GateDecision::Rejected,
+                Refusal::Rejected,
+                errors::rejected(&permission, "the user declined"),
+            ),
+            Err(why) => Gate::Block(
+                GateDecision::Rejected,
+                Refusal::Rejected,
+                errors::rejected(&permission, &why),
+            ),
         }
     }
+}
 
-    /// Asks the approver, within the timeout; every failure is a rejection.
-    async fn ask(&self, request: ApprovalRequest) -> Result<(), String> {
-        let Some(approver) = &self.approver else {
-            return Err("no approver is configured to ask the user".into());
-        };
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err("there is no async runtime to wait for the answer".into());
+/// `plan_collect`: the write becomes the plan's next step, with its action
+/// written into the input so the step runs as called.
+fn capture(hook: &dyn GateHook, state: &CallState, arguments: &Value) -> Gate {
+    let mut input = arguments.clone();
+    if let (Some(action), Value::Object(object)) = (&state.action, &mut input) {
+        object
+            .entry("action")
+            .or_insert_with(|| Value::String(action.clone()));
+    }
+    match hook.capture(&state.call_id, &state.tool, &input) {
+        Ok(index) => Gate::Planned(
+            ToolResult::success(json!({ "addedToPlan": true, "step": index + 1 }))
+                .with_metadata("added_to_plan", true),
+        ),
+        Err(why) => Gate::Block(
+            GateDecision::Denied,
+            Refusal::PlanUnavailable,
+            errors::plan_unavailable(&why),
+        ),
+    }
+}
+
+/// The one way to ask: the hook's question, bounded by its timeout; a
+/// panicking approver or a runtime without a timer is a rejection.
+async fn ask(hook: &Hook<'_>, request: &ApprovalRequest) -> Result<Approval, HookError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err("there is no async runtime to wait for the answer".into());
+    }
+    let timeout = match hook {
+        Hook::Session(hook) => hook.approval_timeout(),
+        Hook::Plain(plain) => plain.timeout,
+    };
+    let asked = async {
+        match hook {
+            Hook::Session(hook) => hook.ask(request).await,
+            Hook::Plain(plain) => plain.ask(request).await,
         }
-        let timeout = self.approval_timeout;
-        // Building the timer panics on a runtime without a time driver;
-        // that is a configuration mistake, reported as a rejection.
-        let asked = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tokio::time::timeout(
-                timeout,
-                AssertUnwindSafe(approver.approve(request)).catch_unwind(),
-            )
-        }));
-        let Ok(asked) = asked else {
-            return Err("the runtime has no timer to bound the wait".into());
-        };
-        match asked.await {
-            Ok(Ok(Approval::Approved)) => Ok(()),
-            Ok(Ok(Approval::Rejected)) => Err("the user declined".into()),
-            Ok(Err(_panic)) => Err("asking the user failed".into()),
-            Err(_elapsed) => Err(format!("no answer within {}s", timeout.as_secs_f64())),
+    };
+    // Building the timer panics on a runtime without a time driver; that
+    // is a configuration mistake, reported as a rejection.
+    let bounded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        tokio::time::timeout(timeout, AssertUnwindSafe(asked).catch_unwind())
+    }));
+    let Ok(bounded) = bounded else {
+        return Err("the runtime has no timer to bound the wait".into());
+    };
+    match bounded.await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_panic)) => Err("asking the user failed".into()),
+        Err(_elapsed) => {
+            let raced = match hook {
+                Hook::Session(hook) => hook.timed_out(request, timeout),
+                Hook::Plain(_) => None,
+            };
+            raced.ok_or_else(|| no_answer(timeout))
         }
     }
+}
+
+fn no_answer(timeout: Duration) -> HookError {
+    format!("no answer within {}s", timeout.as_secs_f64())
 }

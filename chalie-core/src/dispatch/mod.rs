@@ -1,13 +1,14 @@
 //! The dispatcher: the one chokepoint every tool call goes through.
 //!
 //! In order: **resolve** the name (an ability, or an external tool by
-//! prefix), **pre-validate** (framework fields off, the action against the
-//! declared actions, the typed parameters), check the **tags** the tool
-//! requires and the session's **rate limit**, pass the permission **gate**,
-//! **execute** (reusing an earlier read of the same run, inline or in the
-//! background), then **render** the envelope and **record** the call on the
-//! turn's action trail. Nothing a call does can crash the turn: panics and
-//! non-canonical results become error envelopes.
+//! prefix), check the turn may **reach** it, **pre-validate** (framework
+//! fields off, the action against the declared actions, the typed
+//! parameters), check the **tags** the tool requires and the session's
+//! **rate limit**, pass the permission **gate**, **execute** (reusing an
+//! earlier read of the same run, inline or in the background), then
+//! **render** the envelope and **record** the call on the turn's action
+//! trail. Nothing a call does can crash the turn: panics and non-canonical
+//! results become error envelopes.
 
 mod approver;
 mod background;
@@ -17,8 +18,11 @@ mod execute;
 mod external;
 mod flow;
 mod gate;
+mod hook;
 mod limits;
+pub(crate) mod mode;
 mod policy;
+mod reach;
 mod resolve;
 mod reuse;
 mod session;
@@ -35,33 +39,48 @@ use dashmap::DashMap;
 
 pub use approver::{Approval, ApprovalRequest, Approver};
 pub use background::BackgroundCalls;
-pub use call::{Dispatched, ToolCall};
+pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools};
+pub(crate) use hook::{GateHook, HookError, TurnGate};
 pub use limits::RateLimit;
 pub use policy::{Policy, PolicyError, Setting};
+pub use reach::ChannelTools;
 pub use store::PolicyStore;
 pub use surface::SurfaceEntry;
 
-use crate::{Extensions, Registry};
+use crate::{Channel, Extensions, Registry, Turn};
+use reach::Channels;
 use session::Session;
+
+/// How long a call waits for a human's answer before it is rejected,
+/// unless configured otherwise (the dispatcher's and the sessions' alike).
+pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The one chokepoint every tool call goes through, in this order:
 ///
 /// 1. **resolve** the name to an ability (or, by prefix, an
 ///    [`ExternalTools`] proxy); an unknown name is `unknown-tool` with the
 ///    closest names as valid values;
-/// 2. **pre-validate**: `act_summary` and `async` come off, the `action`
+/// 2. **reach**: the turn may call only what it was offered — its
+///    channel's core and pins ([`ChannelTools`]), what code pinned on the
+///    turn ([`TurnBuilder::pin`](crate::TurnBuilder::pin)) and what
+///    `find_tools` activated in it, within the channel's profile. Anything
+///    else is `tool-not-available` (call `find_tools`), before any
+///    validation or approver;
+/// 3. **pre-validate**: `act_summary` and `async` come off, the `action`
 ///    is checked against the declared actions and the parameters each
 ///    requires, the typed parameters are parsed; a malformed call bounces
 ///    as `invalid-arguments` before any approver is asked;
-/// 3. the **tags** the tool requires (`missing-permission-tag`) and the
+/// 4. the **tags** the tool requires (`missing-permission-tag`) and the
 ///    session's **rate limit** (`rate-limited`, with when to retry);
-/// 4. the permission **gate** on `tool` or `tool.action` (see [`Policy`]);
-/// 5. **execute**: reuse an earlier read of the same run, or run inline, or
+/// 5. the permission **gate** on `tool` or `tool.action` (see [`Policy`]),
+///    tightened by the session's mode;
+/// 6. **execute**: reuse an earlier read of the same run, or run inline, or
 ///    in the background for `async: true` on a chat;
-/// 6. **render** the envelope and **record** the call on the turn's trail.
+/// 7. **render** the envelope and **record** the call on the turn's trail.
 ///
-/// A panicking ability is `ability-panicked`; a result that is not
+/// Every refusal carries a typed [`Refusal`] beside the envelope the model
+/// reads. A panicking ability is `ability-panicked`; a result that is not
 /// canonical is `non-canonical-result`.
 ///
 /// `Send + Sync`: build one and share it between sessions behind an
@@ -92,7 +111,12 @@ use session::Session;
 /// let mut policy = Policy::new();
 /// policy.set(Channel::Chat, "greet", Setting::Allow).expect("a valid permission");
 /// let registry = chalie_core::registry().expect("unique names").clone();
-/// let dispatcher = Dispatcher::builder(registry).policy(policy).build();
+/// // `greet` is discoverable, so a chat reaches it after `find_tools`
+/// // found it, or when it is pinned on the channel, as here.
+/// let dispatcher = Dispatcher::builder(registry)
+///     .policy(policy)
+///     .pin(Channel::Chat, ["greet"])
+///     .build();
 /// let turn = Turn::builder(Channel::Chat).build();
 /// let done = dispatcher.dispatch(&turn, ToolCall::new("greet", serde_json::json!({ "name": "Ann" }))).await;
 /// assert_eq!(done.envelope, "[greet(status=success)]\nhello, Ann\n[end:greet]");
@@ -108,6 +132,7 @@ pub struct Dispatcher {
     external: Vec<Arc<dyn ExternalTools>>,
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
+    channels: Channels,
     extensions: Arc<Extensions>,
     // Looked up on every call; the hasher is fast and seeded per process.
     sessions: DashMap<String, Arc<Session>, foldhash::fast::RandomState>,
@@ -140,6 +165,7 @@ pub struct DispatcherBuilder {
     external: Vec<Arc<dyn ExternalTools>>,
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
+    channels: Channels,
     extensions: Extensions,
 }
 
@@ -165,7 +191,26 @@ impl DispatcherBuilder {
         self
     }
 
-    /// How long to wait for an approval before rejecting (default 120 s).
+    /// What `channel` offers every turn and what its turns may discover
+    /// (default: [`ChannelTools::new`], the always-on core).
+    pub fn channel_tools(mut self, channel: Channel, tools: ChannelTools) -> Self {
+        self.channels.set(channel, tools);
+        self
+    }
+
+    /// Also offers `names` on every turn of `channel` (see
+    /// [`ChannelTools::pin`]).
+    pub fn pin<S: Into<String>>(
+        mut self,
+        channel: Channel,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let tools = std::mem::take(self.channels.entry(channel));
+        *self.channels.entry(channel) = tools.pin(names);
+        self
+    }
+
+    /// How long to wait for an approval before rejecting (default 60 s).
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
         self.approval_timeout = timeout;
         self
@@ -239,6 +284,7 @@ impl DispatcherBuilder {
             external: self.external,
             required_tags: self.required_tags,
             granted_tags: self.granted_tags,
+            channels: self.channels,
             extensions: Arc::new(self.extensions),
             sessions: DashMap::with_hasher(foldhash::fast::RandomState::default()),
             next_call: AtomicU64::new(1),
@@ -253,11 +299,12 @@ impl Dispatcher {
             registry,
             policy: Policy::new(),
             approver: None,
-            approval_timeout: Duration::from_secs(120),
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             rate_limit: Some(RateLimit::default()),
             external: Vec::new(),
             required_tags: HashMap::new(),
             granted_tags: HashSet::new(),
+            channels: Channels::default(),
             extensions: Extensions::new(),
         }
     }
@@ -270,6 +317,25 @@ impl Dispatcher {
     /// The abilities it dispatches to.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// What `channel` offers every turn and what its turns may discover.
+    pub fn channel_tools(&self, channel: Channel) -> &ChannelTools {
+        self.channels.of(channel)
+    }
+
+    /// Whether `turn` may call `name` now (step 2): offered on its channel,
+    /// pinned on the turn, or activated by `find_tools` within the
+    /// channel's profile.
+    pub fn reaches(&self, turn: &Turn, name: &str) -> bool {
+        self.channels.reaches(&self.registry, turn, name)
+    }
+
+    /// The names `turn` may call now, each once, in the order a model
+    /// request offers them: the channel's core, its pins, the turn's pins,
+    /// what was activated.
+    pub fn offered(&self, turn: &Turn) -> Vec<String> {
+        self.channels.offered(&self.registry, turn)
     }
 
     /// The live policy: read, [`set`](PolicyStore::set), load and save it.

@@ -9,7 +9,7 @@ use super::model::{Message, ModelToolCall};
 use super::seam::millis;
 use super::store::{StoreError, ToolCallRecord, ToolCallStatus};
 use super::stream::EventLog;
-use crate::{ACT_SUMMARY_FIELD, GateDecision, ToolCall, Turn};
+use crate::{ACT_SUMMARY_FIELD, Refusal, ToolCall, Turn};
 
 /// What the run learns from one call.
 pub(crate) struct CallOutcome {
@@ -70,8 +70,7 @@ pub(crate) async fn run_call(
     let mut rate_limited = false;
     match dispatched.result.as_error() {
         None => {
-            // Only the plan_collect gate blocks a call with a success.
-            let added_to_plan = trail_record.decision == GateDecision::Denied;
+            let added_to_plan = dispatched.is_planned();
             events.push(Event::ToolCompleted {
                 tool_key: call.name.clone(),
                 call_id: call.id.clone(),
@@ -82,7 +81,8 @@ pub(crate) async fn run_call(
             });
         }
         Some(error) => {
-            let blocked = error.code().as_str() == "plan-mode-read-only";
+            let refusal = dispatched.refusal();
+            let blocked = refusal == Some(Refusal::PlanBlocked);
             events.push(Event::ToolFailed {
                 tool_key: call.name.clone(),
                 call_id: call.id.clone(),
@@ -94,7 +94,7 @@ pub(crate) async fn run_call(
                 blocked,
                 reason: blocked.then(|| "plan_mode_read_only".to_owned()),
             });
-            if error.code().as_str() == "rate-limited" {
+            if refusal == Some(Refusal::RateLimited) {
                 rate_limited = true;
                 events.push(Event::ToolDegraded {
                     tool_key: call.name.clone(),

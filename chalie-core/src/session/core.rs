@@ -29,7 +29,7 @@ pub(crate) struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            approval_timeout: Duration::from_secs(60),
+            approval_timeout: crate::dispatch::DEFAULT_APPROVAL_TIMEOUT,
             max_iterations: 8,
             pinned: Vec::new(),
             system_prompt: None,

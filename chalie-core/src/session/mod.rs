@@ -37,8 +37,12 @@
 //! | `ask`, a write | asks the human | asks the human | blocked | captured as a plan step |
 //! | `allow`, a write | asks the human | runs | blocked | captured as a plan step |
 //! | a read | as the policy says | as the policy says | as the policy says | as the policy says |
+//! | an `internal` write | runs | runs | blocked | captured as a plan step |
 //!
 //! - A policy `deny` always wins, in every mode.
+//! - `internal` (an ability's declaration, or the policy's setting) means
+//!   "no approval prompt", not "outside the modes": an internal write (a
+//!   memory store) is blocked in `plan` and planned in `plan_collect`.
 //! - `ask` always means a human decides before the call runs: `auto` only
 //!   drops the approval the *mode* adds, never one the operator configured.
 //!   On a channel without a human, asking is a rejection.
@@ -99,7 +103,6 @@ mod event;
 #[cfg(feature = "http")]
 mod http;
 mod memory;
-mod mode;
 mod model;
 mod narration;
 #[cfg(feature = "openai")]
@@ -114,11 +117,13 @@ mod sqlite;
 mod store;
 mod stream;
 
+pub use crate::dispatch::mode::{Mode, UnknownMode};
 pub use event::{Activity, Event, EventError, Phase};
 #[cfg(feature = "http")]
 pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use memory::MemoryStore;
-pub use mode::{Mode, UnknownMode};
+// The mode is the gate's; the session keeps the live cell of its runs.
+pub(crate) use crate::dispatch::mode;
 pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
@@ -132,5 +137,3 @@ pub use store::{
     StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
 pub use stream::{EventLog, EventStream};
-
-pub(crate) use seam::{SessionGate, plan_blocked};

@@ -17,7 +17,8 @@ use super::seam::SessionGate;
 use super::sessions::SessionError;
 use super::store::{PlanStep, RunRecord, RunStatus, StoreError};
 use super::stream::EventLog;
-use crate::{AssembleOptions, CORE_ABILITIES, Progress, ToolDescriptor, Turn, assemble};
+use crate::dispatch::TurnGate;
+use crate::{AssembleOptions, Progress, ToolDescriptor, Turn, assemble};
 
 /// What a run does.
 pub(crate) enum RunKind {
@@ -46,13 +47,16 @@ pub(crate) fn spawn_run(
     events: EventLog,
     kind: RunKind,
 ) -> Result<JoinHandle<()>, SessionError> {
-    // A plan's steps run as `auto`, also when its run resumes after a stop.
-    let plan = match &kind {
-        RunKind::Plan(_) => true,
-        RunKind::Resume => is_plan_run(&core, &session_id, &run_id)?,
-        RunKind::Message(_) => false,
+    // A plan's steps run as `auto`, also when its run resumes after a stop,
+    // and the run may reach the tools its steps call: the user accepted
+    // them, so they are pinned on its turn (a grant in code, not a name the
+    // model sends).
+    let plan_tools: Option<Vec<String>> = match &kind {
+        RunKind::Plan(steps) => Some(steps.iter().map(|step| step.tool.clone()).collect()),
+        RunKind::Resume => plan_run_tools(&core, &session_id, &run_id)?,
+        RunKind::Message(_) => None,
     };
-    let mode_override = plan.then_some(Mode::Auto);
+    let mode_override = plan_tools.is_some().then_some(Mode::Auto);
     if !matches!(kind, RunKind::Resume) {
         core.store.put_run(&RunRecord {
             id: run_id.clone(),
@@ -81,14 +85,16 @@ pub(crate) fn spawn_run(
                 message: progress.message,
             });
         }))
-        .extension(SessionGate {
+        .pin(core.config.pinned.iter().cloned())
+        .pin(plan_tools.into_iter().flatten())
+        .extension(TurnGate(Arc::new(SessionGate {
             core: Arc::clone(&core),
             session_id,
             run_id,
             mode,
             mode_override,
             events: events.clone(),
-        })
+        })))
         .build();
     let mut ctx = RunCtx {
         core,
@@ -226,20 +232,18 @@ impl RunCtx {
         Ok(())
     }
 
-    /// The tools the next request offers: the always-on core, the pinned
-    /// abilities, then what discovery activated, each once.
+    /// The tools the next request offers: exactly what the dispatcher lets
+    /// this turn reach (the channel's core and pins, the session's pins,
+    /// what discovery activated), so the model is never shown a tool it
+    /// cannot call, nor able to call one it was not shown.
     fn active_tools(&self) -> Vec<ToolDescriptor> {
         let registry = self.core.dispatcher.registry();
         let options = AssembleOptions::for_channel(self.turn.channel());
-        let activated = self.turn.activated_tools();
-        let mut seen = HashSet::new();
-        CORE_ABILITIES
+        self.core
+            .dispatcher
+            .offered(&self.turn)
             .iter()
-            .map(|name| (*name).to_owned())
-            .chain(self.core.config.pinned.iter().cloned())
-            .chain(activated)
-            .filter(|name| seen.insert(name.clone()))
-            .filter_map(|name| registry.get(&name).map(|entry| assemble(entry, options)))
+            .filter_map(|name| registry.get(name).map(|entry| assemble(entry, options)))
             .collect()
     }
 
@@ -418,14 +422,27 @@ impl RunCtx {
     }
 }
 
-/// Whether the run's last assistant message is an executed plan's.
-fn is_plan_run(core: &Core, session_id: &str, run_id: &str) -> Result<bool, StoreError> {
+/// The tools of the executed plan, when the run's last assistant message
+/// is an executed plan's.
+fn plan_run_tools(
+    core: &Core,
+    session_id: &str,
+    run_id: &str,
+) -> Result<Option<Vec<String>>, StoreError> {
     let messages = core.store.messages(session_id)?;
     Ok(messages
         .iter()
         .rev()
         .find(|stored| stored.run_id == run_id && stored.message.role == Role::Assistant)
-        .is_some_and(|stored| stored.message.content == PLAN_MESSAGE))
+        .filter(|stored| stored.message.content == PLAN_MESSAGE)
+        .map(|stored| {
+            stored
+                .message
+                .tool_calls
+                .iter()
+                .map(|call| call.name.clone())
+                .collect()
+        }))
 }
 
 /// The discovery ability a narrated action is looked up with.

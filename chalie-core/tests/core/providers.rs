@@ -160,7 +160,7 @@ fn strict_rendering_expresses_absence_as_null() {
     let entry = registry().unwrap().get("weather").unwrap();
     assert!(
         entry
-            .prepare(&json!({ "location": "Rome", "unit": null }))
+            .check_arguments(&json!({ "location": "Rome", "unit": null }))
             .is_ok()
     );
 }

@@ -1,8 +1,8 @@
 //! The linkme registry: what is linked, descriptors, duplicates, calls.
 
 use chalie_core::{
-    Ability, AbilityEntry, Channel, Effect, Registry, RegistryError, Turn, registry,
-    render_envelope,
+    Ability, AbilityEntry, Channel, Dispatcher, Effect, Policy, Registry, RegistryError, Setting,
+    ToolCall, Turn, registry, render_envelope,
 };
 use serde_json::json;
 
@@ -65,35 +65,45 @@ async fn calls_parse_then_run_with_the_turn() {
             sink.lock().unwrap().push(progress)
         }))
         .build();
-    let entry = registry().unwrap().get("memory").unwrap();
-    let result = entry
-        .call(
-            &json!({ "action": "recall" }),
-            turn.for_call("c1", "memory"),
-        )
-        .await;
+    // Abilities run only through the dispatcher; `clock` is kept out of
+    // discovery, so this chat is offered it by a pin.
+    let mut policy = Policy::new();
+    policy.set(Channel::Chat, "clock", Setting::Allow).unwrap();
+    let dispatcher = Dispatcher::builder(registry().unwrap().clone())
+        .policy(policy)
+        .pin(Channel::Chat, ["clock"])
+        .build();
+    let recall = ToolCall::new("memory", json!({ "action": "recall" })).with_id("c1");
+    let result = dispatcher.dispatch(&turn, recall).await.result;
     assert_eq!(
         render_envelope("memory", Some("recall"), &result),
         "[memory(status=error, code=no-query-or-location, action=recall)]\nrecall requires either a query or a location.\nhint: pass query= to search by topic, or location= to filter by place.\n[end:memory]"
     );
-    let reports = reports.lock().unwrap();
-    assert_eq!(reports.len(), 1);
-    assert_eq!(
-        (
-            reports[0].call_id.as_str(),
-            reports[0].tool.as_str(),
-            reports[0].message.as_str()
-        ),
-        ("c1", "memory", "searching")
-    );
+    {
+        let reports = reports.lock().unwrap();
+        assert_eq!(reports.len(), 1);
+        assert_eq!(
+            (
+                reports[0].call_id.as_str(),
+                reports[0].tool.as_str(),
+                reports[0].message.as_str()
+            ),
+            ("c1", "memory", "searching")
+        );
+    }
 
-    let clock_entry = registry().unwrap().get("clock").unwrap();
-    let result = clock_entry.call(&json!({}), turn.clone()).await;
+    let result = dispatcher
+        .dispatch(&turn, ToolCall::new("clock", json!({})))
+        .await
+        .result;
     assert_eq!(
         render_envelope("clock", None, &result),
         "[clock(status=success, zone=UTC)]\n12:00\n[end:clock]"
     );
-    let bad = clock_entry.call(&json!({ "zone": "CET" }), turn).await;
+    let bad = dispatcher
+        .dispatch(&turn, ToolCall::new("clock", json!({ "zone": "CET" })))
+        .await
+        .result;
     assert_eq!(
         bad.as_error().unwrap().message(),
         "unknown field `zone`; this tool takes no parameters"

@@ -81,6 +81,7 @@ fn dispatcher() -> Dispatcher {
         .expect("valid permission");
     Dispatcher::builder(crate::registry())
         .policy(policy)
+        .pin(Channel::Chat, ["echo_hostile"])
         .build()
 }
 

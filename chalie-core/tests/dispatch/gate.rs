@@ -145,7 +145,9 @@ async fn without_an_approver_ask_is_a_rejection() {
 }
 
 #[tokio::test]
-async fn internal_abilities_bypass_the_gate() {
+async fn internal_abilities_bypass_the_policy() {
+    // Outside a session's modes (see the session isolation tests), an
+    // internal ability is neither looked up nor asked.
     let mut policy = Policy::new();
     policy.set(Channel::Chat, "memo", Setting::Deny).unwrap();
     let dispatcher = builder().policy(policy).build();

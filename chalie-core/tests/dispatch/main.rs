@@ -32,20 +32,29 @@ pub fn registry() -> chalie_core::Registry {
     chalie_core::registry().expect("unique names").clone()
 }
 
+/// The test abilities every channel of [`builder`] is offered.
+pub const TEST_ABILITIES: [&str; 10] = [
+    "lookup", "calendar", "settings", "tally", "boom", "opaque", "orders", "slow", "greet", "memo",
+];
+
 /// A builder over every test ability, allowing everything on every channel
 /// unless a test says otherwise.
+///
+/// **Widens reachability and the gate**: every test ability is pinned on
+/// every channel (these tests are about the steps after reachability;
+/// reachability itself is attacked in the session tests).
 pub fn builder() -> DispatcherBuilder {
     let mut policy = Policy::new();
+    let mut builder = Dispatcher::builder(registry());
     for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
-        for tool in [
-            "lookup", "calendar", "settings", "tally", "boom", "opaque", "orders", "slow", "greet",
-        ] {
+        for tool in TEST_ABILITIES.into_iter().filter(|tool| *tool != "memo") {
             policy
                 .set(channel, tool, Setting::Allow)
                 .expect("valid permission");
         }
+        builder = builder.pin(channel, TEST_ABILITIES);
     }
-    Dispatcher::builder(registry()).policy(policy)
+    builder.policy(policy)
 }
 
 /// A turn on `channel` in its own session.

@@ -105,7 +105,11 @@ impl ExternalTools for FakeProxy {
 
 #[tokio::test]
 async fn prefixed_names_go_through_the_proxy_and_the_same_path() {
-    let dispatcher = builder().external_tools(Arc::new(FakeProxy)).build();
+    // External tools are reached like abilities: pinned here.
+    let dispatcher = builder()
+        .external_tools(Arc::new(FakeProxy))
+        .pin(Channel::Chat, ["ext__search", "ext__raw"])
+        .build();
     dispatcher
         .policy()
         .set(Channel::Chat, "ext__search", Setting::Allow)

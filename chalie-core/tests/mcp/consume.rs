@@ -13,22 +13,28 @@ use crate::dispatcher;
 use crate::python::{tool_server, tool_server_spec};
 
 /// A turn of its own run, so no call reuses an earlier read's result.
-fn turn() -> Turn {
+///
+/// **Widens reachability**: the turn is pinned the tool it calls, since
+/// these tests are about consuming the external server; the discovery
+/// test below reaches its tool through `find_tools` instead.
+fn turn(pinned: &str) -> Turn {
     static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Turn::builder(Channel::External)
         .session_id("consume")
         .run_id(format!("run-{run}"))
+        .pin([pinned])
         .build()
 }
 
+/// Dispatches `name` on a fresh turn pinned to it (see [`turn`]).
 async fn dispatch(
     dispatcher: &chalie_core::Dispatcher,
     name: &str,
     arguments: Value,
 ) -> (Envelope, chalie_core::Dispatched) {
     let done = dispatcher
-        .dispatch(&turn(), ToolCall::new(name, arguments))
+        .dispatch(&turn(name), ToolCall::new(name, arguments))
         .await;
     (Envelope::parse(&done.envelope).unwrap(), done)
 }
@@ -91,8 +97,25 @@ async fn found_by_find_tools_called_through_the_dispatcher_and_gated() {
     let source: Arc<dyn ExternalTools> = Arc::new(tool_server(tool_server_spec()).await);
     let dispatcher = dispatcher(&[Arc::clone(&source)]);
 
-    let (found, _) = dispatch(&dispatcher, "find_tools", json!({ "query": "forecast" })).await;
-    let found = found.json().unwrap();
+    // One turn, nothing pinned: the external tool is out of reach until
+    // `find_tools` finds it.
+    let discovering = Turn::builder(Channel::External)
+        .session_id("consume-discovery")
+        .build();
+    let unfound = dispatcher
+        .dispatch(
+            &discovering,
+            ToolCall::new("py__get_forecast", json!({ "city": "Rome", "days": 2 })),
+        )
+        .await;
+    assert_eq!(unfound.refusal(), Some(chalie_core::Refusal::NotAvailable));
+    let found = dispatcher
+        .dispatch(
+            &discovering,
+            ToolCall::new("find_tools", json!({ "query": "forecast" })),
+        )
+        .await;
+    let found = Envelope::parse(&found.envelope).unwrap().json().unwrap();
     let forecast = found["tools"]
         .as_array()
         .unwrap()
@@ -104,12 +127,13 @@ async fn found_by_find_tools_called_through_the_dispatcher_and_gated() {
         "string"
     );
 
-    let (called, done) = dispatch(
-        &dispatcher,
-        "py__get_forecast",
-        json!({ "city": "Rome", "days": 2 }),
-    )
-    .await;
+    let done = dispatcher
+        .dispatch(
+            &discovering,
+            ToolCall::new("py__get_forecast", json!({ "city": "Rome", "days": 2 })),
+        )
+        .await;
+    let called = Envelope::parse(&done.envelope).unwrap();
     assert!(called.is_success(), "{}", done.envelope);
     assert_eq!(called.json().unwrap()["result"], "Rome: sunny for 2 day(s)");
     assert_eq!(done.record().permission, "py__get_forecast");

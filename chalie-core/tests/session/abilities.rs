@@ -121,3 +121,21 @@ pub async fn whoami(turn: &Turn) -> ToolResult {
     note(turn, format!("whoami:{principal}"));
     ToolResult::success(principal.to_owned())
 }
+
+/// Parameters of [`remember()`].
+#[derive(Params)]
+pub struct RememberParams {
+    /// What to keep.
+    pub content: String,
+}
+
+/// Keeps a fact in the assistant's memory. Use it when the user asks to remember something.
+#[ability(
+    effect = write,
+    internal,
+    examples = ["remember my dentist is on Friday", "note that I like tea", "keep in mind my flight", "save this fact", "remember where I parked", "store my preference"],
+)]
+pub async fn remember(params: RememberParams, turn: &Turn) -> ToolResult {
+    note(turn, format!("remember:{}", params.content));
+    ToolResult::success("remembered")
+}

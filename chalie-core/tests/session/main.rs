@@ -11,6 +11,7 @@ mod events;
 mod http;
 #[cfg(feature = "http")]
 mod http_owners;
+mod isolation;
 mod modes;
 #[cfg(feature = "openai")]
 mod openai;

@@ -141,7 +141,10 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
         .unwrap();
     let run_id = {
         let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+        // `rename_task` is not pinned: the model finds it first, and the
+        // plan's run reaches it because the plan holds it.
         let model = Arc::new(ScriptedModel::new([
+            Reply::tool_call("find_tools", json!({ "query": ["rename a task"] })),
             Reply::tool_call("rename_task", json!({ "id": 8, "title": "bills" }))
                 .then_tool_call("delete_task", json!({ "id": 7 })),
             Reply::text("Planned."),
@@ -155,14 +158,17 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
         sessions.shutdown();
         run.id().to_owned()
     };
-    assert_eq!(done(session), ["rename:8:bills"]);
+    assert_eq!(
+        done(session),
+        ["find_tools:rename a task", "rename:8:bills"]
+    );
 
     let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
     let model = Arc::new(ScriptedModel::new([Reply::deltas([
         "Renamed 8, deleted 7.",
     ])]));
     let sessions = crate::sessions_with(policy, model, Some(store));
-    sessions.approve(&run_id, "call-2").unwrap();
+    sessions.approve(&run_id, "call-3").unwrap();
     let resumed = sessions.resume().unwrap();
     assert_eq!(resumed.len(), 1);
     let events = resumed[0].finish().await;
@@ -180,5 +186,8 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
             "run.settlement.completed",
         ]
     );
-    assert_eq!(done(session), ["rename:8:bills", "delete:7"]);
+    assert_eq!(
+        done(session),
+        ["find_tools:rename a task", "rename:8:bills", "delete:7"]
+    );
 }

@@ -24,7 +24,6 @@
 
 mod eval;
 mod fetch_model;
-mod golden;
 mod index;
 mod progress;
 
@@ -99,10 +98,7 @@ commands:
                                abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N] [--ceiling X]
        [--no-parameters] [--model DIR] [--cache DIR]
-                               retrieval quality of the cascade on a labelled catalog
-  golden FILE.jsonl [--min-recall X] [--min-abstention X]
-                               find_tools on the built index over a committed set of
-                               requests; fails below recall@5 or abstention";
+                               retrieval quality of the cascade on a labelled catalog";
 
 impl Xtask {
     /// The task for the project at `root`: the abilities linked into this binary, the
@@ -262,7 +258,7 @@ impl Xtask {
     }
 
     /// Runs the command in `args` (the arguments after the program name): `index`,
-    /// `eval`, `golden`, `fetch-model` or `help`.
+    /// `eval`, `fetch-model` or `help`.
     pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<(), XtaskError> {
         let mut args = args.into_iter();
         let command = args.next().unwrap_or_default();
@@ -270,7 +266,6 @@ impl Xtask {
         match command.as_str() {
             "index" => index::run(self.clone(), &rest),
             "eval" => eval::run(&rest, &self.model).map_err(XtaskError::Failed),
-            "golden" => golden::run(self, &rest),
             "fetch-model" => fetch_model::run(&rest, &self.model).map_err(XtaskError::Failed),
             "" | "help" | "--help" | "-h" => {
                 println!("{USAGE}");

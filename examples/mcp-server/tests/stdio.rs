@@ -46,6 +46,8 @@ async fn full_mode_lists_the_abilities_and_a_call_reads_the_assistants_data() {
     let dispatcher = Dispatcher::builder(chalie_core::Registry::from_entries([]).unwrap())
         .policy(policy)
         .external_tools(Arc::clone(&source) as Arc<dyn ExternalTools>)
+        // The consuming side offers the one tool this test calls.
+        .pin(Channel::External, ["demo__weather"])
         .build();
     let turn = Turn::builder(Channel::External).build();
     let done = dispatcher

@@ -43,10 +43,15 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    // Reading the weather is allowed in a chat; memory is internal.
+    // Reading the weather is allowed in a chat; memory is internal. This
+    // program has no `find_tools`, so the chat is offered weather on every
+    // turn (memory is in every channel's core).
     let mut policy = Policy::new();
     policy.set(Channel::Chat, "weather", Setting::Allow)?;
-    let dispatcher = Dispatcher::builder(registry.clone()).policy(policy).build();
+    let dispatcher = Dispatcher::builder(registry.clone())
+        .policy(policy)
+        .pin(Channel::Chat, ["weather"])
+        .build();
     let turn = Turn::builder(Channel::Chat).session_id("demo").build();
 
     let calls = [

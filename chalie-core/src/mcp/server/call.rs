@@ -81,7 +81,8 @@ impl McpServer {
         };
         let structured = self.shared.listed[index].structured;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let (name, arguments) = if request.name == CALL_PROXY {
+        let proxied = request.name == CALL_PROXY;
+        let (name, arguments) = if proxied {
             match self.unwrap_proxy(arguments) {
                 Ok(call) => call,
                 Err(result) => return Ok(envelope_result(CALL_PROXY, &result)),
@@ -91,13 +92,21 @@ impl McpServer {
         };
 
         let progress = Forwarder::start(context.meta.get_progress_token(), context.peer.clone());
+        // The turn reaches what this server listed (its own configuration,
+        // pinned in code) and, through the proxy, what discovery may show:
+        // the proxied name counts as found, within the External channel's
+        // profile, so the dispatcher still refuses what that profile hides.
         let mut turn = Turn::builder(Channel::External)
             .session_id(self.session_id.clone())
-            .run_id(format!("{}-{}", self.session_id, context.id));
+            .run_id(format!("{}-{}", self.session_id, context.id))
+            .pin_shared(&self.shared.listed_names);
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
         let turn = turn.build();
+        if proxied {
+            turn.activate_tools([name.as_str()]);
+        }
         let call = ToolCall::new(name, arguments).with_id(context.id.to_string());
         let dispatched = self.shared.dispatcher.dispatch(&turn, call).await;
         drop(turn);

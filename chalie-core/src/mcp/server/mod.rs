@@ -76,6 +76,8 @@ struct Shared {
     exposure: Exposure,
     listed: Vec<Listed>,
     by_name: HashMap<String, usize>,
+    /// The listed names, pinned on every call's turn.
+    listed_names: Arc<crate::turn::Pins>,
     next_session: AtomicU64,
     name: String,
     version: String,
@@ -182,12 +184,16 @@ impl McpServerBuilder {
             .enumerate()
             .map(|(index, listed)| (listed.tool.name.to_string(), index))
             .collect();
+        let listed_names = Arc::new(crate::turn::Pins::from_names(
+            listed.iter().map(|listed| listed.tool.name.to_string()),
+        ));
         Ok(McpServer {
             shared: Arc::new(Shared {
                 dispatcher: self.dispatcher,
                 exposure: self.exposure,
                 listed,
                 by_name,
+                listed_names,
                 next_session: AtomicU64::new(1),
                 name: self.name,
                 version: self.version,

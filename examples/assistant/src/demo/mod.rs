@@ -20,10 +20,8 @@ use crate::discovery::IndexMode;
 use crate::state::Host;
 use narrate::{Narrated, describe, indent, mask_cursors};
 
-/// What the user asks first; discovery turns it into `weather`. Not one of
-/// `weather`'s example phrases: the golden set (`eval/golden.jsonl`) holds
-/// it, and `cargo xtask golden` refuses requests that copy an example.
-pub const DISCOVERY_REQUEST: &str = "I'm in Rome today, do I need a jacket";
+/// What the user asks first; discovery turns it into `weather`.
+pub const DISCOVERY_REQUEST: &str = "is there a way to check the weather in another city";
 
 const REPORT_URL: &str = "https://example.org/research/tool-discovery-report";
 
@@ -246,7 +244,12 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
     )
     .await?;
     writeln!(out, "reading on with the cursor, through the dispatcher:")?;
-    let turn = Turn::builder(Channel::Chat).session_id("web").build();
+    // The same pins as the web session's: a turn reaches only what it is
+    // offered, here or in a session.
+    let turn = Turn::builder(Channel::Chat)
+        .session_id("web")
+        .pin(pinned.iter().copied())
+        .build();
     let first = dispatcher
         .dispatch(
             &turn,

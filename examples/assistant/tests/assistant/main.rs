@@ -24,6 +24,9 @@ use chalie_testkit::Harness;
 /// A harness over every ability, everything allowed, with the sample host.
 pub fn harness_with(host: Host) -> Harness {
     Harness::builder()
+        // These tests are about each ability's behaviour; reachability and
+        // the gate are attacked in chalie-core's isolation tests.
+        .pin_every_ability()
         .allow_all()
         .configure(move |builder| host.install(builder))
         .build()

@@ -18,7 +18,10 @@ fn harness_with_policy(
     answers: Vec<Approval>,
 ) -> Harness {
     let host = Host::sample();
+    // The calendar and tasks are pinned, as a host offering them on every
+    // turn would; without the pin the model would have to find them first.
     Harness::builder()
+        .pin(["calendar", "tasks"])
         .policy(policy)
         .mode(mode)
         .channel(channel)
