@@ -42,6 +42,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     // check must agree on every field.
     println!("\n$ cargo xtask index --check");
     crate::index::run("index", &["--check".to_owned()])?;
+    // Retrieval quality is a gate, not a report: find_tools over the golden requests.
+    println!("\n$ cargo xtask golden");
+    crate::index::run("golden", &[])?;
     println!("\n$ cargo xtask lint");
     crate::lint::run(&[])?;
     // A newcomer's first five minutes: the README's two commands are these

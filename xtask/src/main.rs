@@ -44,6 +44,8 @@ commands:
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
+  golden [FILE] [--min-recall X] [--min-abstention X]   find_tools over the assistant's golden
+                               requests on the built index (default: its set and CI's gate)
   lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)";
 
 fn main() -> ExitCode {
@@ -56,7 +58,7 @@ fn main() -> ExitCode {
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),
-        "index" | "eval" | "fetch-model" => index::run(&command, &rest),
+        "index" | "eval" | "golden" | "fetch-model" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -17,12 +17,12 @@ use cache::CachingEmbedder;
 
 const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--no-parameters] [--model DIR] [--cache DIR]";
 
-struct Query {
-    text: String,
-    gold: Vec<String>,
+pub(super) struct Query {
+    pub(super) text: String,
+    pub(super) gold: Vec<String>,
 }
 
-fn read_queries(path: &PathBuf) -> Result<Vec<Query>, super::BoxError> {
+pub(super) fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, super::BoxError> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut queries = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -43,18 +43,18 @@ fn read_queries(path: &PathBuf) -> Result<Vec<Query>, super::BoxError> {
 
 /// Recall@k, MRR and friends over ranked name lists.
 #[derive(Default)]
-struct Tally {
-    recall: [f64; 3],
+pub(super) struct Tally {
+    pub(super) recall: [f64; 3],
     mrr: f64,
-    any_gold: f64,
-    size: f64,
-    count: f64,
+    pub(super) any_gold: f64,
+    pub(super) size: f64,
+    pub(super) count: f64,
 }
 
 const KS: [usize; 3] = [1, 3, 5];
 
 impl Tally {
-    fn add(&mut self, ranked: &[String], gold: &[String]) {
+    pub(super) fn add(&mut self, ranked: &[String], gold: &[String]) {
         for (slot, k) in KS.iter().enumerate() {
             let found = gold
                 .iter()
@@ -70,7 +70,7 @@ impl Tally {
         self.count += 1.0;
     }
 
-    fn row(&self, label: &str) -> String {
+    pub(super) fn row(&self, label: &str) -> String {
         let n = self.count.max(1.0);
         format!(
             "{label:<22} R@1 {:.3}  R@3 {:.3}  R@5 {:.3}  MRR {:.3}  gold-in-set {:.3}  mean-set {:.2}",

@@ -24,6 +24,7 @@
 
 mod eval;
 mod fetch_model;
+mod golden;
 mod index;
 mod progress;
 
@@ -98,7 +99,10 @@ commands:
                                abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N] [--ceiling X]
        [--no-parameters] [--model DIR] [--cache DIR]
-                               retrieval quality of the cascade on a labelled catalog";
+                               retrieval quality of the cascade on a labelled catalog
+  golden FILE.jsonl [--min-recall X] [--min-abstention X]
+                               find_tools on the built index over a committed set of
+                               requests; fails below recall@5 or abstention";
 
 impl Xtask {
     /// The task for the project at `root`: the abilities linked into this binary, the
@@ -258,7 +262,7 @@ impl Xtask {
     }
 
     /// Runs the command in `args` (the arguments after the program name): `index`,
-    /// `eval`, `fetch-model` or `help`.
+    /// `eval`, `golden`, `fetch-model` or `help`.
     pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<(), XtaskError> {
         let mut args = args.into_iter();
         let command = args.next().unwrap_or_default();
@@ -266,6 +270,7 @@ impl Xtask {
         match command.as_str() {
             "index" => index::run(self.clone(), &rest),
             "eval" => eval::run(&rest, &self.model).map_err(XtaskError::Failed),
+            "golden" => golden::run(self, &rest),
             "fetch-model" => fetch_model::run(&rest, &self.model).map_err(XtaskError::Failed),
             "" | "help" | "--help" | "-h" => {
                 println!("{USAGE}");

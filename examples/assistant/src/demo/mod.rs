@@ -20,8 +20,10 @@ use crate::discovery::IndexMode;
 use crate::state::Host;
 use narrate::{Narrated, describe, indent, mask_cursors};
 
-/// What the user asks first; discovery turns it into `weather`.
-pub const DISCOVERY_REQUEST: &str = "is there a way to check the weather in another city";
+/// What the user asks first; discovery turns it into `weather`. Not one of
+/// `weather`'s example phrases: the golden set (`eval/golden.jsonl`) holds
+/// it, and `cargo xtask golden` refuses requests that copy an example.
+pub const DISCOVERY_REQUEST: &str = "I'm in Rome today, do I need a jacket";
 
 const REPORT_URL: &str = "https://example.org/research/tool-discovery-report";
 

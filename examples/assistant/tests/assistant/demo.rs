@@ -63,3 +63,26 @@ fn the_demo_binary_prints_the_transcript() {
     let expected = std::fs::read_to_string(expected_path).unwrap();
     assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
 }
+
+/// The demo's discovery request measures retrieval, not recall of a
+/// phrase: no ability lists it as an example, and the golden set
+/// `cargo xtask golden` gates on holds it with `weather` as its answer.
+#[test]
+fn the_discovery_request_is_no_example_phrase_and_is_in_the_golden_set() {
+    let request = assistant::demo::DISCOVERY_REQUEST;
+    let registry = chalie_core::registry().unwrap();
+    for entry in registry.iter() {
+        assert!(
+            !entry.spec().examples().contains(&request),
+            "`{request}` is one of `{}`'s examples",
+            entry.name()
+        );
+    }
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/golden.jsonl");
+    let line = serde_json::json!({ "query": request, "tools": ["weather"] });
+    let held = std::fs::read_to_string(golden)
+        .unwrap()
+        .lines()
+        .any(|l| serde_json::from_str::<serde_json::Value>(l).unwrap() == line);
+    assert!(held, "the golden set holds {line}");
+}
