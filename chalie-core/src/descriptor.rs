@@ -84,7 +84,9 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
                 "description": "One short line, in the user's language, saying what this call does; shown to the user while it runs."
             }),
         );
-        if options.background_calls {
+        // Internal tools (discovery, memory) answer at once and their effect
+        // is needed in the same turn: a receipt would only delay it.
+        if options.background_calls && !spec.internal() {
             properties.insert(
                 ASYNC_FIELD.into(),
                 json!({

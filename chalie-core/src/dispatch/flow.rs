@@ -304,6 +304,7 @@ impl Dispatcher {
         };
         let started = prepared.start(&state.tool, arguments, call_turn);
         let in_background = framework.background
+            && !internal
             && turn.channel().allows_background_calls()
             && tokio::runtime::Handle::try_current().is_ok();
         if !in_background {

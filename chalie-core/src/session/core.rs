@@ -84,6 +84,9 @@ pub(crate) struct Core {
     pub(crate) runs: Mutex<HashMap<String, LiveRun>>,
     pub(crate) approvals: Waiters,
     pub(crate) next_run: AtomicU64,
+    /// Background calls whose receipt the model has and whose final result
+    /// it has not: their records, by call id, to complete on delivery.
+    pub(crate) background: Mutex<HashMap<String, super::store::ToolCallRecord>>,
 }
 
 /// Locks, taking over a lock poisoned by a panic elsewhere: the maps stay

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
-use super::call::run_call;
+use super::call::{deliver_background, run_call};
 use super::core::Core;
 use super::event::{Event, Phase};
 use super::mode::{Mode, ModeCell};
@@ -283,6 +283,7 @@ impl RunCtx {
             } else {
                 Phase::ReadingResult
             });
+            deliver_background(&self.core, &self.turn, &self.events)?;
             let request = self.request(&notes, tools_on)?;
             // Hold prose back while it may be a narrated action, but only
             // when a retry could follow.

@@ -144,6 +144,7 @@ impl SessionsBuilder {
                 runs: Default::default(),
                 approvals: Default::default(),
                 next_run: AtomicU64::new(1),
+                background: Default::default(),
             }),
         }
     }

@@ -128,12 +128,20 @@ fn the_assembler_injects_framework_fields_and_the_action_enum() {
     });
     let properties = &chat.parameters()["properties"];
     assert!(properties["act_summary"].is_object());
-    assert_eq!(properties["async"]["type"], "boolean");
+    // `memory` is internal: it answers at once, so it never offers `async`.
+    assert!(properties.get("async").is_none());
+    let weather_on_chat = weather::descriptor(AssembleOptions {
+        background_calls: true,
+    });
+    assert_eq!(
+        weather_on_chat.parameters()["properties"]["async"]["type"],
+        "boolean"
+    );
     assert_eq!(properties["action"]["enum"], json!(["store", "recall"]));
     // Framework fields are never required of the model.
     assert_eq!(chat.parameters()["required"], json!(["action"]));
 
-    let background = memory::descriptor(AssembleOptions {
+    let background = weather::descriptor(AssembleOptions {
         background_calls: false,
     });
     assert!(background.parameters()["properties"].get("async").is_none());

@@ -139,3 +139,17 @@ pub async fn remember(params: RememberParams, turn: &Turn) -> ToolResult {
     note(turn, format!("remember:{}", params.content));
     ToolResult::success("remembered")
 }
+
+/// Lets [`slow_report()`] finish; a permit is kept if it is not waiting yet.
+pub static REPORT_READY: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Builds the monthly report, which takes a while. Use it when the user asks for the report.
+#[ability(
+    effect = read,
+    examples = ["build the monthly report", "make me the report", "prepare this month's report", "report for this month", "monthly summary report", "generate the report"],
+)]
+pub async fn slow_report(turn: &Turn) -> ToolResult {
+    REPORT_READY.notified().await;
+    note(turn, "slow_report".into());
+    ToolResult::success("report: 12 tasks done")
+}

@@ -228,3 +228,83 @@ async fn direct_dispatch_refuses_an_unoffered_tool_on_the_trail() {
     assert_eq!(ran.refusal(), None);
     assert_eq!(done("iso-direct"), ["delete:7"]);
 }
+
+#[tokio::test]
+async fn a_background_result_reaches_the_model_in_the_next_request() {
+    use crate::abilities::REPORT_READY;
+
+    let model = Arc::new(ScriptedModel::new([
+        Reply::tool_call("slow_report", json!({ "async": true })),
+        Reply::text("It is being built; I will tell you."),
+        Reply::text("The report says 12 tasks are done."),
+    ]));
+    let mut policy = allow_all();
+    policy
+        .set(Channel::Chat, "slow_report", chalie_core::Setting::Allow)
+        .unwrap();
+    let dispatcher = Arc::new(Dispatcher::builder(registry()).policy(policy).build());
+    let sessions = Sessions::builder(Arc::clone(&dispatcher), Arc::clone(&model) as _)
+        .pinned(["slow_report"])
+        .build();
+    let session = "iso-background";
+    let first = sessions.send(session, "build the report").unwrap();
+    let events = first.finish().await;
+    // A receipt, not yet `tool.completed`.
+    assert!(!events.iter().any(|event| event.name() == "tool.completed"));
+    let receipt = &model.requests()[1];
+    assert!(
+        receipt
+            .messages
+            .iter()
+            .any(|message| message.content.contains("running in the background"))
+    );
+
+    REPORT_READY.notify_one();
+    let finished = dispatcher.background(session).wait("call-1").await.unwrap();
+    assert!(finished.result.is_success());
+
+    let second = sessions.send(session, "is it done?").unwrap();
+    let events = second.finish().await;
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::ToolCompleted { call_id, .. } if call_id == "call-1"
+    )));
+    let delivered = &model.requests()[2];
+    assert!(
+        delivered
+            .messages
+            .iter()
+            .any(|message| message.content.contains("report: 12 tasks done")),
+        "the final envelope reached the model"
+    );
+    let record = &sessions.store().tool_calls(first.id()).unwrap()[0];
+    assert_eq!(record.status, ToolCallStatus::Completed);
+    assert!(
+        record
+            .envelope
+            .as_deref()
+            .unwrap()
+            .contains("12 tasks done")
+    );
+}
+
+#[tokio::test]
+async fn internal_tools_never_offer_async() {
+    let model = Arc::new(ScriptedModel::new([Reply::text("Hi.")]));
+    let dispatcher = Dispatcher::builder(registry()).build();
+    let sessions = Sessions::builder(Arc::new(dispatcher), Arc::clone(&model) as _)
+        .pinned(["remember", "lookup"])
+        .build();
+    sessions.send("iso-async", "hello").unwrap().finish().await;
+    let request = &model.requests()[0];
+    let schema = |name: &str| {
+        request
+            .tools
+            .iter()
+            .find(|tool| tool.name() == name)
+            .map(|tool| tool.parameters().clone())
+            .unwrap()
+    };
+    assert!(schema("remember")["properties"].get("async").is_none());
+    assert!(schema("lookup")["properties"].get("async").is_some());
+}

@@ -153,9 +153,14 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
 
     writeln!(
         out,
-        "== 1. Discovery: the model starts with the core tools and finds the rest =="
+        "== 1. Discovery: the model starts with the core tools; what it was not offered is refused until it finds it =="
     )?;
     let model = Narrated::new([
+        // Calling a tool it was never offered: refused, nothing runs.
+        Reply::tool_call(
+            "weather",
+            json!({ "location": "Rome, IT", "act_summary": "Checking the weather in Rome" }),
+        ),
         Reply::tool_call(
             "find_tools",
             json!({ "query": [DISCOVERY_REQUEST], "act_summary": "Looking for a weather tool" }),
