@@ -35,7 +35,7 @@ pub struct ScratchpadParams {
 pub async fn scratchpad(params: ScratchpadParams, turn: &Turn) -> ToolResult {
     match turn.require::<Scratch>() {
         Ok(scratch) => read_more(
-            &scratch.pad,
+            &scratch.pad(turn),
             &scratch.key,
             &params.cursor,
             params.max_chars.get(),

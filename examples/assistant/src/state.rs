@@ -1,6 +1,7 @@
 //! The host's state, handed to abilities as dispatcher extensions: each
 //! store is its own type, read back with `turn.require::<T>()`.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -202,20 +203,50 @@ impl NotesFolder {
     }
 }
 
-/// Where large results go, and the key continuation cursors are signed
-/// with.
+/// How many sessions keep a scratchpad at once; the least recently
+/// started one is dropped first (its cursors then read as expired).
+const SCRATCH_SESSIONS: usize = 256;
+
+/// Where large results go, one scratchpad per session, and the key
+/// continuation cursors are signed with.
 pub struct Scratch {
-    pub(crate) pad: Scratchpad,
+    pads: Mutex<ScratchPads>,
     pub(crate) key: CursorKey,
 }
 
+#[derive(Default)]
+struct ScratchPads {
+    by_session: HashMap<String, Arc<Scratchpad>>,
+    /// Session ids, oldest first, for eviction.
+    order: VecDeque<String>,
+}
+
 impl Scratch {
-    /// A scratchpad with the default limits and this process's key.
+    /// No scratchpads yet, the default limits and this process's key.
     pub fn new() -> Self {
         Self {
-            pad: Scratchpad::new(ScratchpadLimits::default()),
+            pads: Mutex::new(ScratchPads::default()),
             key: CursorKey::process().clone(),
         }
+    }
+
+    /// The scratchpad of the turn's session: what one session stored,
+    /// another cannot read, whatever cursor it sends.
+    pub(crate) fn pad(&self, turn: &chalie_core::Turn) -> Arc<Scratchpad> {
+        let mut pads = lock(&self.pads);
+        let session = turn.session_id();
+        if let Some(pad) = pads.by_session.get(session) {
+            return Arc::clone(pad);
+        }
+        if pads.order.len() >= SCRATCH_SESSIONS
+            && let Some(oldest) = pads.order.pop_front()
+        {
+            pads.by_session.remove(&oldest);
+        }
+        let pad = Arc::new(Scratchpad::new(ScratchpadLimits::default()));
+        pads.order.push_back(session.to_owned());
+        pads.by_session.insert(session.to_owned(), Arc::clone(&pad));
+        pad
     }
 }
 

@@ -138,7 +138,7 @@ pub async fn web_page(params: WebPageParams, turn: &Turn) -> ToolResult {
         ToolResult::success(text),
         params.max_chars.get(),
         url,
-        &scratch.pad,
+        &scratch.pad(turn),
         &scratch.key,
     )
 }

@@ -49,3 +49,42 @@ async fn a_long_page_is_truncated_and_the_scratchpad_reads_on() {
         .await
         .assert_error("unknown-page");
 }
+
+#[tokio::test]
+async fn one_sessions_scratchpad_is_not_readable_from_another() {
+    let harness = harness();
+    let url = "https://example.org/research/tool-discovery-report";
+    let dispatcher = harness.dispatcher();
+    let on = |session: &str| {
+        chalie_core::Turn::builder(chalie_core::Channel::Chat)
+            .session_id(session)
+            .pin(["web_page"])
+            .build()
+    };
+    let alice = on("scratch-alice");
+    let first = dispatcher
+        .dispatch(
+            &alice,
+            chalie_core::ToolCall::new("web_page", json!({ "url": url, "max_chars": 400 })),
+        )
+        .await;
+    let cursor = chalie_core::Envelope::parse(&first.envelope)
+        .unwrap()
+        .attribute("next_cursor")
+        .unwrap()
+        .to_owned();
+    let read = |turn: chalie_core::Turn, cursor: String| async move {
+        let done = dispatcher
+            .dispatch(
+                &turn,
+                chalie_core::ToolCall::new("scratchpad", json!({ "cursor": cursor })),
+            )
+            .await;
+        chalie_core::Envelope::parse(&done.envelope).unwrap()
+    };
+    // Bob holds Alice's cursor, validly signed, and still reads nothing.
+    let bob = read(on("scratch-bob"), cursor.clone()).await;
+    assert_eq!(bob.code(), Some("scratchpad-expired"), "{bob:?}");
+    let again = read(alice, cursor).await;
+    assert!(again.is_success(), "{again:?}");
+}
