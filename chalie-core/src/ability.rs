@@ -67,6 +67,17 @@ pub trait Ability: Send + Sync + 'static {
     fn __chalie_macro_only(_: MacroOnly);
 }
 
+/// What the stand-in `#[ability]` emits beside its compile errors answers:
+/// the program does not build, so this is never reached by a model.
+#[doc(hidden)]
+pub fn fallback_result() -> ToolResult {
+    ToolResult::error(
+        "invalid-definition",
+        "this ability failed to compile",
+        "fix the compile errors of its `#[ability]`",
+    )
+}
+
 /// A token only chalie's macros name; see [`Ability`].
 #[doc(hidden)]
 #[derive(Debug)]
@@ -183,6 +194,25 @@ pub struct AbilitySpec {
 }
 
 impl AbilitySpec {
+    /// The spec `#[ability]` emits beside its compile errors, so that code
+    /// naming the ability (`declare_output!`) compiles; it is never registered.
+    #[doc(hidden)]
+    pub const fn __fallback(name: &'static str, location: Location) -> Self {
+        Self::__new(AbilitySpecParts {
+            name,
+            summary: "",
+            examples: &[],
+            tooltip: "",
+            discoverable: false,
+            internal: false,
+            effect: Effect::Write,
+            version: "1.0.0",
+            toolset: "default",
+            actions: &[],
+            location,
+        })
+    }
+
     #[doc(hidden)]
     pub const fn __new(parts: AbilitySpecParts) -> Self {
         Self {

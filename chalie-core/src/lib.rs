@@ -137,6 +137,11 @@ pub use chalie_macros::ability;
 /// | `#[param(default = 20)]` | used when the field is absent or `null`; shown in the schema |
 /// | `#[param(min = 1, max = 50)]` | bounds a number; in the schema and enforced when parsing |
 ///
+/// A default is checked when the crate compiles: a literal the field's type
+/// would not parse (`"many"` for a `u32`, `300` for a `u8`, a value that is
+/// not one of an enum's), or one outside the field's own `min`/`max`, is a
+/// compile error on the literal that says what would fit.
+///
 /// ```
 /// use chalie_core::{ParamEnum, Params};
 ///
@@ -180,12 +185,14 @@ pub mod __private {
 
     pub use crate::ability::{
         AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MacroOnly,
+        fallback_result,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{
-        FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
-        assert_bounded, assert_param_type, assert_params, check_bounds, enum_schema,
-        fallback_schema, has_field, parse_enum_value,
+        BoundedField, DefaultLiteral, DefaultRule, DefaultSite, Field, FieldSpec, NoParams,
+        ObjectReader, ObjectSchema, ParamErrors, ParamType, Params, bounded_field_default_rule,
+        bounded_field_schema, default_problem, enum_schema, fallback_schema, field_default_rule,
+        field_schema, has_field, parse_enum_value,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

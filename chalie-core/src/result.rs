@@ -383,43 +383,12 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// Whether `code` matches `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`.
-pub fn is_kebab_case(code: &str) -> bool {
-    code.starts_with(|c: char| c.is_ascii_lowercase())
-        && code.split('-').all(|segment| {
-            !segment.is_empty()
-                && segment
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
-}
+/// Whether `code` matches `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`: the rule
+/// `#[ability]` checks on literal codes at compile time.
+pub use chalie_rules::is_kebab_case;
 
+/// The code `#[ability]` would have suggested for `code` at compile time;
+/// `tool-error` when there is none (no letter to start with).
 fn kebabize(code: &str) -> String {
-    let mut out = String::new();
-    let mut previous_lower = false;
-    for c in code.chars() {
-        if c.is_ascii_uppercase() {
-            if previous_lower {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-            previous_lower = false;
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-            previous_lower = true;
-        } else {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-            previous_lower = false;
-        }
-    }
-    let trimmed = out
-        .trim_matches('-')
-        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
-    if trimmed.is_empty() {
-        "tool-error".into()
-    } else {
-        trimmed.to_owned()
-    }
+    chalie_rules::suggest_kebab_case(code).unwrap_or_else(|| "tool-error".into())
 }

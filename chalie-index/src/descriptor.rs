@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::error::IndexError;
 
 /// Longest name the tool APIs of the major model vendors accept.
-pub const MAX_NAME_LEN: usize = 64;
+pub const MAX_NAME_LEN: usize = chalie_rules::MAX_NAME_LEN;
 
 /// Where a descriptor comes from; decides its qualified name and which search sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -102,20 +102,18 @@ pub(crate) fn validate(descriptor: &Descriptor) -> Result<(), IndexError> {
         name: name.clone(),
         reason: reason.to_owned(),
     };
-    if name.is_empty() || name.len() > MAX_NAME_LEN {
-        return Err(invalid("names are 1 to 64 characters"));
-    }
-    let well_formed = name.split('_').enumerate().all(|(position, segment)| {
-        !segment.is_empty()
-            && segment
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-            && (position > 0 || segment.as_bytes()[0].is_ascii_lowercase())
-    });
-    if !well_formed {
-        return Err(invalid(
-            "names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`",
-        ));
+    match chalie_rules::name_problem(name) {
+        None => {}
+        Some(chalie_rules::NameProblem::Empty | chalie_rules::NameProblem::TooLong(_)) => {
+            return Err(invalid(&format!(
+                "names are 1 to {MAX_NAME_LEN} characters"
+            )));
+        }
+        Some(_) => {
+            return Err(invalid(
+                "names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`",
+            ));
+        }
     }
     if descriptor.summary.trim().is_empty() {
         return Err(invalid("the summary is empty; the model reads it"));
@@ -264,6 +262,35 @@ mod tests {
             ..descriptor
         };
         assert_eq!(summary_text(&bare), "triangle area: Area of a triangle.");
+    }
+
+    fn named(name: &str) -> Descriptor {
+        Descriptor {
+            name: name.into(),
+            summary: "Gets the weather for a city.".into(),
+            ..Descriptor::default()
+        }
+    }
+
+    /// The index accepts exactly the names `#[ability]` accepts: one rule,
+    /// in chalie-rules, and the case table the macros are tested on.
+    #[test]
+    fn the_index_accepts_exactly_the_macro_rule() {
+        for (name, valid) in chalie_rules::NAME_CASES {
+            assert_eq!(validate(&named(name)).is_ok(), *valid, "{name}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+
+        #[test]
+        fn validate_agrees_with_the_rule(name in "[a-zA-Z0-9_.\\- ]{0,70}") {
+            proptest::prop_assert_eq!(validate(&named(&name)).is_ok(), chalie_rules::is_valid_name(&name));
+            if let Some(suggestion) = chalie_rules::suggest_name(&name) {
+                proptest::prop_assert!(validate(&named(&suggestion)).is_ok(), "{suggestion}");
+            }
+        }
     }
 
     #[test]

@@ -1,88 +1,52 @@
-//! The naming rules every provider accepts, checked at compile time.
+//! The naming rules every provider accepts, checked at compile time. The
+//! rules live in `chalie-rules`, shared with the runtime crates; this
+//! module words them for the compiler.
 
-/// Longest tool name OpenAI, Anthropic and Gemini all accept.
-pub(crate) const MAX_NAME_LEN: usize = 64;
+use chalie_rules::NameProblem;
+pub(crate) use chalie_rules::{
+    EXAMPLES_MAX, EXAMPLES_MIN, MAX_NAME_LEN, is_kebab_case, suggest_kebab_case, to_snake_case,
+};
 
-/// Why `name` is not a valid ability or action name, or `None` when it is.
-///
-/// The rule is `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 64 characters. A dot
-/// is rejected on its own terms because tool APIs answer it with a 400 and
-/// chalie uses it as the separator in the permission `tool.action`; a hyphen
-/// because hyphens belong to kebab-case error codes and published names.
+/// Why `name` is not a valid ability, action or toolset name, or `None`
+/// when it is, worded for a compile error. A fix is offered only when
+/// [`chalie_rules::suggest_name`] finds a valid one.
 pub(crate) fn snake_case_problem(kind: &str, name: &str) -> Option<String> {
-    let suggestion = suggest_snake_case(name);
-    if name.contains('.') {
-        return Some(format!(
-            "{kind} name `{name}` contains `.`, which OpenAI and Anthropic tool APIs reject and chalie reserves for `tool.action` permissions; use `{suggestion}`"
-        ));
-    }
-    if name.contains('-') {
-        return Some(format!(
-            "{kind} name `{name}` contains `-`, which chalie reserves for error codes and published manifest names; use `{suggestion}`"
-        ));
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Some(format!(
-            "{kind} name `{name}` is {} characters long; tool APIs accept at most {MAX_NAME_LEN}",
-            name.len()
-        ));
-    }
-    if !is_snake_case(name) {
-        return Some(format!(
-            "{kind} name `{name}` is not snake_case (`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`); use `{suggestion}`"
-        ));
-    }
-    None
-}
-
-fn is_snake_case(name: &str) -> bool {
-    let mut segments = name.split('_');
-    let Some(first) = segments.next() else {
-        return false;
+    let problem = chalie_rules::name_problem(name)?;
+    let fix = match chalie_rules::suggest_name(name) {
+        Some(suggestion) => format!("; use `{suggestion}`"),
+        None => String::new(),
     };
-    let starts_with_letter = first.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-    let segment_ok = |segment: &str| {
-        !segment.is_empty()
-            && segment
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-    };
-    starts_with_letter && segment_ok(first) && segments.all(segment_ok)
-}
-
-/// Whether `code` is kebab-case: `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`.
-pub(crate) fn is_kebab_case(code: &str) -> bool {
-    is_snake_case(&code.replace('-', "_")) && !code.contains('_')
-}
-
-/// A best-effort snake_case spelling of `name`, for messages only.
-pub(crate) fn suggest_snake_case(name: &str) -> String {
-    let mut out = String::new();
-    let mut previous_lower = false;
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            if previous_lower {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-            previous_lower = false;
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        } else {
-            if !out.ends_with('_') {
-                out.push('_');
-            }
-            previous_lower = false;
+    Some(match problem {
+        NameProblem::Dot => format!(
+            "{kind} name `{name}` contains `.`, which OpenAI and Anthropic tool APIs reject and chalie reserves for `tool.action` permissions{fix}"
+        ),
+        NameProblem::Hyphen => format!(
+            "{kind} name `{name}` contains `-`, which chalie reserves for error codes and published manifest names{fix}"
+        ),
+        NameProblem::TooLong(len) => format!(
+            "{kind} name `{name}` is {len} characters long; tool APIs accept at most {MAX_NAME_LEN}{fix}"
+        ),
+        NameProblem::Empty => {
+            format!("{kind} name is empty; write a snake_case name, e.g. `get_weather`")
         }
-    }
-    let trimmed = out.trim_matches('_');
-    trimmed.chars().take(MAX_NAME_LEN).collect()
+        NameProblem::LeadingDigit => format!(
+            "{kind} name `{name}` starts with a digit; names start with a lowercase letter{fix}"
+        ),
+        NameProblem::NotSnakeCase => {
+            format!("{kind} name `{name}` is not snake_case (`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`){fix}")
+        }
+    })
 }
 
-/// A best-effort kebab-case spelling of `code`, for messages only.
-pub(crate) fn suggest_kebab_case(code: &str) -> String {
-    suggest_snake_case(code).replace('_', "-")
+/// The entry of `known` closest to the unknown key `written`, when it is
+/// close enough to be a typo: `descripton` → `description`.
+pub(crate) fn closest<'k>(written: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(written, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
 }
 
 /// Whether `version` is a semantic version: `MAJOR.MINOR.PATCH`, numbers
@@ -115,35 +79,25 @@ pub(crate) fn is_semver(version: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
-    fn snake_case_rule() {
-        for good in ["weather", "web_search", "get_v2", "a1_b2"] {
-            assert_eq!(snake_case_problem("ability", good), None, "{good}");
-        }
-        for bad in [
-            "Weather",
-            "_x",
-            "x_",
-            "a__b",
-            "1abc",
-            "",
-            "files.read",
-            "files-read",
-        ] {
-            assert!(snake_case_problem("ability", bad).is_some(), "{bad}");
+    fn the_shared_case_table() {
+        for (name, valid) in chalie_rules::NAME_CASES {
+            assert_eq!(
+                snake_case_problem("ability", name).is_none(),
+                *valid,
+                "{name}"
+            );
         }
         assert!(snake_case_problem("ability", &"a".repeat(65)).is_some());
         assert_eq!(snake_case_problem("ability", &"a".repeat(64)), None);
     }
 
     #[test]
-    fn kebab_and_semver() {
-        assert!(is_kebab_case("no-query-or-location"));
-        assert!(!is_kebab_case("no_query"));
-        assert!(!is_kebab_case("NoQuery"));
-        assert!(!is_kebab_case("x-"));
+    fn semver() {
         assert!(is_semver("1.2.3"));
         assert!(is_semver("1.0.0-beta.1+build.5"));
         assert!(!is_semver("1.2"));
@@ -152,9 +106,39 @@ mod tests {
     }
 
     #[test]
-    fn suggestions() {
-        assert_eq!(suggest_snake_case("files.read"), "files_read");
-        assert_eq!(suggest_snake_case("GetWeather"), "get_weather");
-        assert_eq!(suggest_kebab_case("NoQuery"), "no-query");
+    fn close_keys() {
+        assert_eq!(
+            closest("descripton", &["name", "description"]),
+            Some("description")
+        );
+        assert_eq!(
+            closest("defualt", &["default", "min", "max"]),
+            Some("default")
+        );
+        assert_eq!(closest("required", &["default", "min", "max"]), None);
+        assert_eq!(closest("mn", &["default", "min", "max"]), Some("min"));
+    }
+
+    /// The fix a message offers, as written between the backticks.
+    fn offered_fix(message: &str) -> Option<&str> {
+        let (_, rest) = message.split_once("; use `")?;
+        rest.split_once('`').map(|(fix, _)| fix)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// The macros reject exactly what the runtime rule rejects, and
+        /// every fix they print passes that rule.
+        #[test]
+        fn the_macros_agree_with_the_runtime_rule(
+            name in prop_oneof!["[a-zA-Z0-9_.\\- ]{0,70}", any::<String>()]
+        ) {
+            let problem = snake_case_problem("ability", &name);
+            prop_assert_eq!(problem.is_none(), chalie_rules::is_valid_name(&name));
+            if let Some(fix) = problem.as_deref().and_then(offered_fix) {
+                prop_assert!(chalie_rules::is_valid_name(fix), "{name:?}: {fix:?}");
+            }
+        }
     }
 }

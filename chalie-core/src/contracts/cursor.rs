@@ -48,6 +48,8 @@ impl std::fmt::Display for Cursor {
 }
 
 impl ParamType for Cursor {
+    const DEFAULT_RULE: crate::params::DefaultRule = crate::params::DefaultRule::String;
+
     fn schema() -> Value {
         json!({ "type": "string" })
     }

@@ -99,6 +99,10 @@ macro_rules! bounded_count {
         impl ParamType for $name {
             // The field may be left out: it then takes its default.
             const OPTIONAL: bool = true;
+            const DEFAULT_RULE: crate::params::DefaultRule = crate::params::DefaultRule::Integer {
+                min: Self::MIN as i128,
+                max: Self::MAX as i128,
+            };
 
             fn schema() -> Value {
                 json!({ "type": "integer", "minimum": Self::MIN, "maximum": Self::MAX, "default": Self::DEFAULT })
@@ -151,6 +155,8 @@ impl Format {
 
 impl ParamType for Format {
     const OPTIONAL: bool = true;
+    const DEFAULT_RULE: crate::params::DefaultRule =
+        crate::params::DefaultRule::OneOf(Self::VALUES);
 
     fn schema() -> Value {
         json!({ "type": "string", "enum": Self::VALUES, "default": "concise" })
@@ -189,6 +195,9 @@ impl Fields {
 }
 
 impl ParamType for Fields {
+    const DEFAULT_RULE: crate::params::DefaultRule =
+        crate::params::DefaultRule::NoLiteral("an array");
+
     fn schema() -> Value {
         json!({ "type": "array", "items": { "type": "string" } })
     }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest, Sha256};
 
 /// Longest tool name the major model APIs accept.
-pub const MAX_NAME_LEN: usize = 64;
+pub const MAX_NAME_LEN: usize = chalie_rules::MAX_NAME_LEN;
 
 /// Separates the source from the tool in a qualified name
 /// (`github__search_issues`); no snake_case name contains it, so a

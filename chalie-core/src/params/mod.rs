@@ -1,6 +1,7 @@
 //! Typed parameters: a JSON Schema fixed at compile time and a parser that
 //! answers a model's malformed arguments with self-correcting errors.
 
+mod default;
 mod error;
 mod reader;
 mod schema;
@@ -15,7 +16,9 @@ pub use types::Bounded;
 pub(crate) use reader::find_field;
 
 #[doc(hidden)]
-pub use reader::{ObjectReader, check_bounds, parse_enum_value};
+pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
+#[doc(hidden)]
+pub use reader::{ObjectReader, parse_enum_value};
 #[doc(hidden)]
 pub use schema::{FieldSpec, ObjectSchema, enum_schema, fallback_schema};
 
@@ -61,6 +64,11 @@ pub trait ParamType: Sized {
     /// Whether the field may be left out (true only for `Option`).
     const OPTIONAL: bool = false;
 
+    /// Which `#[param(default = …)]` literals this type parses, checked
+    /// when the crate compiles. Unchecked unless a type says otherwise.
+    #[doc(hidden)]
+    const DEFAULT_RULE: DefaultRule = DefaultRule::Unchecked;
+
     /// The JSON Schema of this type, inlined.
     fn schema() -> Value;
 
@@ -97,17 +105,47 @@ impl Params for NoParams {
     fn __chalie_macro_only(_: MacroOnly) {}
 }
 
-/// Compile-time check that an ability's input type is a Params struct.
+/// The type of field `N` of a `#[derive(Params)]` struct, implemented on
+/// a private marker type. The generated code writes each field type once,
+/// here, and reaches it only through the generic helpers below, whose
+/// bound is this trait: a type without a schema is then one error at the
+/// field, not one per use.
 #[doc(hidden)]
-pub const fn assert_params<T: Params>() {}
+pub trait Field<const N: usize> {
+    /// The field's type as written.
+    type Type: ParamType;
+}
 
-/// Compile-time check that a field type has a schema.
+/// [`Field`] for a field with `#[param(min, max)]`: its type is also a number.
 #[doc(hidden)]
-pub const fn assert_param_type<T: ParamType>() {}
+pub trait BoundedField<const N: usize> {
+    /// The field's type as written.
+    type Type: ParamType + Bounded;
+}
 
-/// Compile-time check that `min`/`max` sit on a number.
+/// The schema of field `N` and whether it may be left out.
 #[doc(hidden)]
-pub const fn assert_bounded<T: Bounded>() {}
+pub fn field_schema<const N: usize, F: Field<N>>() -> (Value, bool) {
+    (F::Type::schema(), F::Type::OPTIONAL)
+}
+
+/// [`field_schema`] for a bounded field.
+#[doc(hidden)]
+pub fn bounded_field_schema<const N: usize, F: BoundedField<N>>() -> (Value, bool) {
+    (F::Type::schema(), F::Type::OPTIONAL)
+}
+
+/// The default rule of field `N`'s type, for the compile-time check.
+#[doc(hidden)]
+pub const fn field_default_rule<const N: usize, F: Field<N>>() -> DefaultRule {
+    F::Type::DEFAULT_RULE
+}
+
+/// [`field_default_rule`] for a bounded field.
+#[doc(hidden)]
+pub const fn bounded_field_default_rule<const N: usize, F: BoundedField<N>>() -> DefaultRule {
+    F::Type::DEFAULT_RULE
+}
 
 /// Whether `name` is among `fields`; usable in constants.
 #[doc(hidden)]
@@ -122,7 +160,7 @@ pub const fn has_field(fields: &[&str], name: &str) -> bool {
     false
 }
 
-const fn str_eq(a: &str, b: &str) -> bool {
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ParamErrors, Problem};
 use super::types::{Bounded, found};
-use super::{ParamType, schema};
+use super::{BoundedField, Field, ParamType, schema};
 
 /// Checks a parsed value against `#[param(min, max)]`: the bound it broke.
 type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
@@ -148,6 +148,26 @@ impl<'a> ObjectReader<'a> {
         Some(parsed)
     }
 
+    /// Reads field `N` of a `#[derive(Params)]` struct.
+    pub fn read<const N: usize, F: Field<N>>(
+        &mut self,
+        name: &str,
+        default: Option<Value>,
+    ) -> Option<F::Type> {
+        self.field::<F::Type>(name, default, None, None, None)
+    }
+
+    /// Reads bounded field `N` of a `#[derive(Params)]` struct.
+    pub fn read_bounded<const N: usize, F: BoundedField<N>>(
+        &mut self,
+        name: &str,
+        default: Option<Value>,
+        min: Option<f64>,
+        max: Option<f64>,
+    ) -> Option<F::Type> {
+        self.field::<F::Type>(name, default, min, max, Some(check_bounds::<F::Type>))
+    }
+
     /// `Err` with every problem found, if any.
     pub fn finish(&mut self) -> Result<(), ParamErrors> {
         if self.errors.is_empty() {
@@ -178,7 +198,7 @@ fn declared_bounds(min: Option<f64>, max: Option<f64>) -> Option<String> {
 
 /// Enforces `#[param(min, max)]`.
 #[doc(hidden)]
-pub fn check_bounds<T: Bounded>(
+pub(crate) fn check_bounds<T: Bounded>(
     value: &T,
     min: Option<f64>,
     max: Option<f64>,

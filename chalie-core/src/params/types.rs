@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::error::{ParamErrors, Problem};
-use super::{ParamType, schema};
+use super::{DefaultRule, ParamType, schema};
 
 /// The JSON type of `value`, in words, for error messages.
 pub(crate) fn found(value: &Value) -> String {
@@ -32,6 +32,8 @@ fn wrong_type<T: ParamType>(value: &Value, path: &str) -> ParamErrors {
 }
 
 impl ParamType for String {
+    const DEFAULT_RULE: DefaultRule = DefaultRule::String;
+
     fn schema() -> Value {
         json!({ "type": "string" })
     }
@@ -45,6 +47,8 @@ impl ParamType for String {
 }
 
 impl ParamType for bool {
+    const DEFAULT_RULE: DefaultRule = DefaultRule::Bool;
+
     fn schema() -> Value {
         json!({ "type": "boolean" })
     }
@@ -59,6 +63,11 @@ impl ParamType for bool {
 macro_rules! integer_param {
     ($($ty:ty),*) => {$(
         impl ParamType for $ty {
+            const DEFAULT_RULE: DefaultRule = DefaultRule::Integer {
+                min: <$ty>::MIN as i128,
+                max: <$ty>::MAX as i128,
+            };
+
             fn schema() -> Value {
                 if <$ty>::MIN == 0 {
                     json!({ "type": "integer", "minimum": 0 })
@@ -104,6 +113,8 @@ integer_param!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 macro_rules! float_param {
     ($($ty:ty),*) => {$(
         impl ParamType for $ty {
+            const DEFAULT_RULE: DefaultRule = DefaultRule::Number;
+
             fn schema() -> Value {
                 json!({ "type": "number" })
             }
@@ -125,6 +136,7 @@ float_param!(f32, f64);
 
 impl<T: ParamType> ParamType for Option<T> {
     const OPTIONAL: bool = true;
+    const DEFAULT_RULE: DefaultRule = T::DEFAULT_RULE;
 
     fn schema() -> Value {
         T::schema()
@@ -139,6 +151,8 @@ impl<T: ParamType> ParamType for Option<T> {
 }
 
 impl<T: ParamType> ParamType for Vec<T> {
+    const DEFAULT_RULE: DefaultRule = DefaultRule::NoLiteral("an array");
+
     fn schema() -> Value {
         json!({ "type": "array", "items": T::schema() })
     }

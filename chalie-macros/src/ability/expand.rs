@@ -19,11 +19,6 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
         Some(ty) => quote!(#ty),
         None => quote!(#private::NoParams),
     };
-    let params_assert = ability.params_type().map(|ty| {
-        quote_spanned! {syn::spanned::Spanned::span(ty)=>
-            const _: fn() = || { #private::assert_params::<#ty>(); };
-        }
-    });
 
     let call_args = ability.signature.inputs.iter().map(|input| match input {
         Input::Params(_) => quote!(params),
@@ -57,7 +52,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
         let required = action.required.iter().map(|(field, _)| field);
         quote!(#private::ActionSpec::__new(#action_name, &[#(#required),*]))
     });
-    let action_checks = action_field_checks(ability, &private);
+    let action_checks = action_field_checks(ability, &type_ident, krate, &private);
     let location = quote_spanned! {ability.name_span=>
         #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!())
     };
@@ -74,7 +69,6 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
         #vis struct #type_ident {}
 
         const _: () = {
-            #params_assert
             #(#action_checks)*
 
             impl #krate::Ability for #type_ident {
@@ -114,11 +108,19 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
 
 /// Compile-time checks that the Params struct has an `action` field and
 /// every field an action requires, evaluated as constants so a mismatch is
-/// a compile error at the listed name.
-fn action_field_checks(ability: &Ability, private: &TokenStream) -> Vec<TokenStream> {
-    let Some(params) = ability.params_type() else {
+/// a compile error at the listed name. They name the Params type through
+/// `Ability::Params`, the one place the user's type is bounded, so a type
+/// that is not Params is reported once.
+fn action_field_checks(
+    ability: &Ability,
+    type_ident: &syn::Ident,
+    krate: &syn::Path,
+    private: &TokenStream,
+) -> Vec<TokenStream> {
+    if ability.params_type().is_none() {
         return Vec::new();
-    };
+    }
+    let params = quote!(<#type_ident as #krate::Ability>::Params);
     let mut checks = Vec::new();
     if let Some(first) = ability.actions.first() {
         let message = format!(
@@ -145,4 +147,39 @@ fn action_field_checks(ability: &Ability, private: &TokenStream) -> Vec<TokenStr
         }
     }
     checks
+}
+
+/// What `#[ability]` emits beside its compile errors: the untouched
+/// function and a type of the same name implementing `Ability`, so code
+/// that names the ability (`declare_output!`, tests) raises no follow-on
+/// errors. The type is not registered.
+pub(crate) fn fallback(function: &syn::ItemFn, krate: &syn::Path) -> TokenStream {
+    let private = quote!(#krate::__private);
+    let fn_ident = &function.sig.ident;
+    let vis = &function.vis;
+    let type_ident = format_ident!("{}", fn_ident, span = fn_ident.span());
+    let name = fn_ident.to_string();
+    quote! {
+        #function
+
+        #[doc = "An ability whose `#[ability]` failed to compile."]
+        #[allow(non_camel_case_types)]
+        #vis struct #type_ident {}
+
+        impl #krate::Ability for #type_ident {
+            type Params = #private::NoParams;
+
+            const SPEC: &'static #private::AbilitySpec = &#private::AbilitySpec::__fallback(
+                #name,
+                #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!()),
+            );
+
+            fn call(_: Self::Params, _: #krate::Turn) -> #private::BoxFuture<'static, #krate::ToolResult> {
+                ::std::boxed::Box::pin(async { #private::fallback_result() })
+            }
+
+            #[doc(hidden)]
+            fn __chalie_macro_only(_: #private::MacroOnly) {}
+        }
+    }
 }

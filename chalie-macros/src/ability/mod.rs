@@ -23,11 +23,18 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote! { #message #item };
         }
     };
+    let krate = parse::crate_path(&attr);
     match try_expand(attr, &function) {
         Ok(tokens) => tokens,
         Err(error) => {
             let errors = error.to_compile_error();
-            quote! { #errors #function }
+            // A method stays as it is: a type cannot be declared in an `impl`.
+            let fallback = if function.sig.receiver().is_some() {
+                quote!(#function)
+            } else {
+                expand::fallback(&function, &krate)
+            };
+            quote! { #errors #fallback }
         }
     }
 }
@@ -48,4 +55,27 @@ fn try_expand(attr: TokenStream, function: &syn::ItemFn) -> syn::Result<TokenStr
     let ability = validate::validate(attrs, signature, function, &mut ctxt);
     ctxt.check()?;
     Ok(expand::expand(&ability, function))
+}
+
+#[cfg(test)]
+mod tests {
+    /// After an error the ability's type is still declared, under the
+    /// user's crate path, so code naming it raises no "cannot find type".
+    #[test]
+    fn the_fallback_declares_the_type() {
+        let attr = quote::quote!(crate = reexport::chalie, examples = ["too few"]);
+        let item = quote::quote! {
+            /// Gets the weather.
+            fn weather() -> ToolResult { ToolResult::success("") }
+        };
+        let output = super::expand(attr, item).to_string();
+        assert!(output.contains("compile_error"), "{output}");
+        assert!(output.contains("struct weather"), "{output}");
+        assert!(
+            output.contains("impl reexport :: chalie :: Ability for weather"),
+            "{output}"
+        );
+        assert!(!output.contains("chalie_core"), "{output}");
+        assert!(!output.contains("distributed_slice"), "{output}");
+    }
 }

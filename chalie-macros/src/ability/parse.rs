@@ -21,6 +21,15 @@ pub(crate) const VALID_KEYS: &[&str] = &[
     "crate",
 ];
 
+/// Words users reach for, and the key that means them.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("description", "summary"),
+    ("desc", "summary"),
+    ("title", "tooltip"),
+    ("example", "examples"),
+    ("read_only", "effect"),
+];
+
 /// Keys that would let an ability supply the descriptor chalie assembles.
 const DESCRIPTOR_KEYS: &[&str] = &[
     "descriptor",
@@ -150,14 +159,32 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
                     .map(|key| format!("`{key}`"))
                     .collect::<Vec<_>>()
                     .join(", ");
-                let hint = if other == "description" {
-                    "; the model-facing description is `summary`"
-                } else {
-                    ""
+                // A typo of a key, or of a word that means one (`description`).
+                let meant = SYNONYMS
+                    .iter()
+                    .map(|(synonym, key)| (*synonym, *key))
+                    .chain(VALID_KEYS.iter().map(|key| (*key, *key)))
+                    .find(|(word, _)| *word == other)
+                    .map(|(_, key)| key)
+                    .or_else(|| {
+                        let words: Vec<&str> = SYNONYMS
+                            .iter()
+                            .map(|(synonym, _)| *synonym)
+                            .chain(VALID_KEYS.iter().copied())
+                            .collect();
+                        let word = crate::names::closest(other, &words)?;
+                        SYNONYMS
+                            .iter()
+                            .find(|(synonym, _)| *synonym == word)
+                            .map_or(Some(word), |(_, key)| Some(*key))
+                    });
+                let message = match meant {
+                    Some(key) => format!(
+                        "unknown `#[ability]` key `{other}`; did you mean `{key}`? expected one of {valid}"
+                    ),
+                    None => format!("unknown `#[ability]` key `{other}`; expected one of {valid}"),
                 };
-                return Err(meta.error(format!(
-                    "unknown `#[ability]` key `{other}`; expected one of {valid}{hint}"
-                )));
+                return Err(meta.error(message));
             }
         }
         Ok(())
@@ -169,6 +196,31 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
             None
         }
     }
+}
+
+/// The `crate = path` key alone, read leniently: the fallback emitted
+/// beside other errors in the attribute still names the right crate.
+pub(crate) fn crate_path(attr: &TokenStream) -> syn::Path {
+    let tokens: Vec<proc_macro2::TokenTree> = attr.clone().into_iter().collect();
+    let mut index = 0;
+    while index + 1 < tokens.len() {
+        let is_key = matches!(&tokens[index], proc_macro2::TokenTree::Ident(ident) if ident == "crate")
+            && matches!(&tokens[index + 1], proc_macro2::TokenTree::Punct(punct) if punct.as_char() == '=')
+            && (index == 0
+                || matches!(&tokens[index - 1], proc_macro2::TokenTree::Punct(punct) if punct.as_char() == ','));
+        if is_key {
+            let value: TokenStream = tokens[index + 2..]
+                .iter()
+                .take_while(|token| !matches!(token, proc_macro2::TokenTree::Punct(punct) if punct.as_char() == ','))
+                .cloned()
+                .collect();
+            if let Ok(path) = syn::parse2(value) {
+                return path;
+            }
+        }
+        index += 1;
+    }
+    syn::parse_quote!(::chalie_core)
 }
 
 fn parse_examples(input: syn::parse::ParseStream<'_>) -> syn::Result<Examples> {

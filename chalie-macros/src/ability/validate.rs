@@ -6,12 +6,9 @@ use syn::visit::Visit;
 
 use super::parse::{AbilityAttrs, ActionAttr, Input, Signature};
 use crate::ctxt::Ctxt;
+use crate::names::{EXAMPLES_MAX, EXAMPLES_MIN};
 use crate::{docs, names};
 
-/// Fewest and most example phrases: enough to anchor semantic discovery,
-/// few enough to stay distinct.
-const EXAMPLES_MIN: usize = 6;
-const EXAMPLES_MAX: usize = 8;
 /// Longest tooltip: it is a label in a list of search results.
 const TOOLTIP_MAX: usize = 80;
 
@@ -173,7 +170,7 @@ fn check_examples(attrs: &AbilityAttrs, function: &syn::ItemFn, ctxt: &mut Ctxt)
         return Vec::new();
     };
     let count = examples.phrases.len();
-    if !(EXAMPLES_MIN..=EXAMPLES_MAX).contains(&count) {
+    if !chalie_rules::examples_ok(count) {
         ctxt.error_spanned_by(
             &examples.list,
             format!(
@@ -267,12 +264,14 @@ fn check_error_codes(block: &syn::Block, ctxt: &mut Ctxt) {
                 })) = call.args.first()
                 && !names::is_kebab_case(&code.value())
             {
+                let fix = names::suggest_kebab_case(&code.value())
+                    .map(|suggestion| format!("; use `{suggestion}`"))
+                    .unwrap_or_default();
                 self.ctxt.error_spanned_by(
                     code,
                     format!(
-                        "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`); use `{}`",
+                        "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`){fix}",
                         code.value(),
-                        names::suggest_kebab_case(&code.value())
                     ),
                 );
             }

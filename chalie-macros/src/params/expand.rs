@@ -1,10 +1,8 @@
 //! Code generation for validated Params structs and ParamEnum enums.
 
+use super::parse::{DefaultLit, Field, FieldDefault, ParamEnum, ParamsStruct};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
-
-use super::parse::{ParamEnum, ParamsStruct};
 
 fn option_tokens(value: Option<f64>) -> TokenStream {
     match value {
@@ -15,6 +13,12 @@ fn option_tokens(value: Option<f64>) -> TokenStream {
 
 /// `Params` and `ParamType` for a struct: a schema built once from the
 /// field types, and a parser that reports every bad field at once.
+///
+/// Each field's type is written once, as the associated type of a
+/// `Field<N>` impl on a private marker (spanned at the user's type by its
+/// own tokens), and reached only through generic helpers bounded by that
+/// trait: a type without a schema is then one error at the field, not one
+/// per use.
 pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let krate = &params.krate;
     let private = quote!(#krate::__private);
@@ -22,58 +26,76 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let (impl_generics, type_generics, where_clause) = params.generics.split_for_impl();
     let field_names: Vec<&String> = params.fields.iter().map(|field| &field.name).collect();
 
+    let mut field_types = Vec::new();
+    let mut default_checks = Vec::new();
     let mut schema_fields = Vec::new();
     let mut reads = Vec::new();
-    let mut asserts = Vec::new();
-    for field in &params.fields {
+    for (index, field) in params.fields.iter().enumerate() {
         let name = &field.name;
         let ty = &field.ty;
         let local = &field.ident;
         let description = &field.description;
+        let index = proc_macro2::Literal::usize_unsuffixed(index);
+        let bounded = field.bound_span.is_some();
+        let (field_trait, schema_of, rule_of) = if bounded {
+            (
+                quote!(BoundedField),
+                quote!(bounded_field_schema),
+                quote!(bounded_field_default_rule),
+            )
+        } else {
+            (
+                quote!(Field),
+                quote!(field_schema),
+                quote!(field_default_rule),
+            )
+        };
+        field_types.push(quote! {
+            impl #private::#field_trait<#index> for __ChalieFields {
+                type Type = #ty;
+            }
+        });
         let default = match &field.default {
-            Some(literal) => {
-                quote!(::core::option::Option::Some(#private::serde_json::json!(#literal)))
+            Some(default) => {
+                let rule = quote!(#private::#rule_of::<#index, __ChalieFields>());
+                default_checks.push(default_check(default, field, &rule, &private));
+                let json = &default.tokens;
+                quote!(::core::option::Option::Some(#private::serde_json::json!(#json)))
             }
             None => quote!(::core::option::Option::None),
         };
         let min = option_tokens(field.min);
         let max = option_tokens(field.max);
-        asserts.push(quote_spanned! {ty.span()=>
-            let _ = #private::assert_param_type::<#ty>;
-        });
-        let bounded = field.bound_span.map(|span| {
-            quote_spanned! {span=>
-                let _ = #private::assert_bounded::<#ty>;
-            }
-        });
-        asserts.extend(bounded);
-        let checker = if field.bound_span.is_some() {
-            quote!(::core::option::Option::Some(#private::check_bounds::<#ty>))
-        } else {
-            quote!(::core::option::Option::None)
-        };
         schema_fields.push(quote! {
+            let (field_schema, optional) = #private::#schema_of::<#index, __ChalieFields>();
             schema.field(#private::FieldSpec {
                 name: #name,
                 description: #description,
-                schema: <#ty as #private::ParamType>::schema(),
-                optional: <#ty as #private::ParamType>::OPTIONAL,
+                schema: field_schema,
+                optional,
                 default: #default,
                 min: #min,
                 max: #max,
             });
         });
-        reads.push(quote! {
-            let #local = reader.field::<#ty>(#name, #default, #min, #max, #checker);
+        reads.push(if bounded {
+            quote! {
+                let #local = reader.read_bounded::<#index, __ChalieFields>(#name, #default, #min, #max);
+            }
+        } else {
+            quote! {
+                let #local = reader.read::<#index, __ChalieFields>(#name, #default);
+            }
         });
     }
     let locals: Vec<&syn::Ident> = params.fields.iter().map(|field| &field.ident).collect();
 
     quote! {
         const _: () = {
-            fn __chalie_assert_field_types #impl_generics () #where_clause {
-                #(#asserts)*
-            }
+            // Private, so a field of a private type leaks through no public impl.
+            struct __ChalieFields;
+            #(#field_types)*
+            #(#default_checks)*
 
             impl #impl_generics #private::Params for #ident #type_generics #where_clause {
                 const FIELDS: &'static [&'static str] = &[#(#field_names),*];
@@ -96,6 +118,8 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             }
 
             impl #impl_generics #private::ParamType for #ident #type_generics #where_clause {
+                const DEFAULT_RULE: #private::DefaultRule = #private::DefaultRule::NoLiteral("an object");
+
                 fn schema() -> #private::Value {
                     <Self as #private::Params>::schema().clone()
                 }
@@ -114,9 +138,55 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     }
 }
 
+/// A constant that fails to evaluate, at the default's literal, when the
+/// field's type would not parse the default.
+fn default_check(
+    default: &FieldDefault,
+    field: &Field,
+    rule: &TokenStream,
+    private: &TokenStream,
+) -> TokenStream {
+    let literal = match &default.literal {
+        DefaultLit::Str(text) => quote!(#private::DefaultLiteral::Str(#text)),
+        DefaultLit::Int(number) => {
+            let number = proc_macro2::Literal::i128_unsuffixed(*number);
+            quote!(#private::DefaultLiteral::Int(#number))
+        }
+        DefaultLit::Float(number) => quote!(#private::DefaultLiteral::Float(#number)),
+        DefaultLit::Bool(flag) => quote!(#private::DefaultLiteral::Bool(#flag)),
+    };
+    let name = &field.name;
+    let ty = type_text(&field.ty);
+    let written = &default.written;
+    quote_spanned! {default.span=>
+        const _: () = match #private::default_problem(
+            #rule,
+            #literal,
+            #private::DefaultSite { field: #name, ty: #ty, written: #written },
+        ) {
+            ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
+            ::core::option::Option::None => {}
+        };
+    }
+}
+
+/// The type as a user wrote it, without the spaces token printing adds.
+fn type_text(ty: &syn::Type) -> String {
+    let mut text = String::new();
+    for piece in quote!(#ty).to_string().split(' ') {
+        let joins = text.chars().last().is_none_or(|last| {
+            !last.is_alphanumeric() || !piece.starts_with(char::is_alphanumeric)
+        });
+        if !joins {
+            text.push(' ');
+        }
+        text.push_str(piece);
+    }
+    text
+}
+
 /// A stub used only beside compile errors, so uses of the type compile.
-pub(crate) fn params_fallback(input: &syn::DeriveInput) -> TokenStream {
-    let krate: syn::Path = syn::parse_quote!(::chalie_core);
+pub(crate) fn params_fallback(input: &syn::DeriveInput, krate: &syn::Path) -> TokenStream {
     let private = quote!(#krate::__private);
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
@@ -163,6 +233,8 @@ pub(crate) fn enum_impl(param_enum: &ParamEnum) -> TokenStream {
             }
 
             impl #private::ParamType for #ident {
+                const DEFAULT_RULE: #private::DefaultRule = #private::DefaultRule::OneOf(<Self as #krate::ParamEnum>::VALUES);
+
                 fn schema() -> #private::Value {
                     #private::enum_schema(<Self as #krate::ParamEnum>::VALUES)
                 }
@@ -179,8 +251,8 @@ pub(crate) fn enum_impl(param_enum: &ParamEnum) -> TokenStream {
 }
 
 /// A stub used only beside compile errors.
-pub(crate) fn enum_fallback(input: &syn::DeriveInput) -> TokenStream {
-    let private = quote!(::chalie_core::__private);
+pub(crate) fn enum_fallback(input: &syn::DeriveInput, krate: &syn::Path) -> TokenStream {
+    let private = quote!(#krate::__private);
     let ident = &input.ident;
     quote! {
         impl #private::ParamType for #ident {

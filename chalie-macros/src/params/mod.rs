@@ -12,12 +12,13 @@ use crate::ctxt::Ctxt;
 /// beside the errors so that uses of the type raise no follow-on errors.
 pub(crate) fn expand_struct(input: syn::DeriveInput) -> TokenStream {
     let mut ctxt = Ctxt::default();
-    let parsed = parse::parse_struct(&input, &mut ctxt);
+    let krate = parse::container_crate(&input.attrs, &mut ctxt);
+    let parsed = parse::parse_struct(&input, krate.clone(), &mut ctxt);
     match (ctxt.check(), parsed) {
         (Ok(()), Some(params)) => expand::params_impl(&params),
         (result, _) => {
             let errors = result.err().map(|error| error.to_compile_error());
-            let fallback = expand::params_fallback(&input);
+            let fallback = expand::params_fallback(&input, &krate);
             quote! { #errors #fallback }
         }
     }
@@ -26,13 +27,47 @@ pub(crate) fn expand_struct(input: syn::DeriveInput) -> TokenStream {
 /// Entry point of `#[derive(ParamEnum)]`.
 pub(crate) fn expand_enum(input: syn::DeriveInput) -> TokenStream {
     let mut ctxt = Ctxt::default();
-    let parsed = parse::parse_enum(&input, &mut ctxt);
+    let krate = parse::container_crate(&input.attrs, &mut ctxt);
+    let parsed = parse::parse_enum(&input, krate.clone(), &mut ctxt);
     match (ctxt.check(), parsed) {
         (Ok(()), Some(param_enum)) => expand::enum_impl(&param_enum),
         (result, _) => {
             let errors = result.err().map(|error| error.to_compile_error());
-            let fallback = expand::enum_fallback(&input);
+            let fallback = expand::enum_fallback(&input, &krate);
             quote! { #errors #fallback }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The stub beside an error names the crate the user gave, so a crate
+    /// that re-exports chalie under another path gets no follow-on errors.
+    #[test]
+    fn the_fallback_honours_the_crate_path() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[param(crate = reexport::chalie)]
+            struct EchoParams {
+                text: String,
+            }
+        };
+        let output = super::expand_struct(input).to_string();
+        assert!(output.contains("compile_error"), "{output}");
+        assert!(
+            output.contains("reexport :: chalie :: __private :: Params"),
+            "{output}"
+        );
+        assert!(!output.contains("chalie_core"), "{output}");
+
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[param(crate = reexport::chalie)]
+            enum Speed { Fast(u8) }
+        };
+        let output = super::expand_enum(input).to_string();
+        assert!(
+            output.contains("reexport :: chalie :: __private :: ParamType"),
+            "{output}"
+        );
+        assert!(!output.contains("chalie_core"), "{output}");
     }
 }

@@ -2,12 +2,48 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
+use syn::spanned::Spanned;
 
 use crate::ctxt::Ctxt;
 use crate::{docs, names};
 
 /// Field names chalie injects into every tool's parameters.
 const RESERVED_FIELDS: &[&str] = &["act_summary", "async"];
+
+/// The keys `#[param]` takes on a field.
+const FIELD_KEYS: &[&str] = &["default", "min", "max"];
+
+/// A path key as written, for messages.
+fn key_text(path: &syn::Path) -> String {
+    path.get_ident()
+        .map_or_else(|| quote::quote!(#path).to_string(), ToString::to_string)
+}
+
+/// "unknown `#[param]` key `defualt`; expected one of …", with the valid
+/// key a typo (or a known synonym) is closest to.
+fn unknown_key(written: &str, valid: &[&str], synonyms: &[(&str, &str)]) -> String {
+    let list = valid
+        .iter()
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let expected = if valid.len() == 1 {
+        format!("expected {list}")
+    } else {
+        format!("expected one of {list}")
+    };
+    let meant = synonyms
+        .iter()
+        .find(|(synonym, _)| *synonym == written)
+        .map(|(_, key)| *key)
+        .or_else(|| names::closest(written, valid));
+    match meant {
+        Some(key) => {
+            format!("unknown `#[param]` key `{written}`; did you mean `{key}`? {expected}")
+        }
+        None => format!("unknown `#[param]` key `{written}`; {expected}"),
+    }
+}
 
 /// A validated `#[derive(Params)]` struct.
 pub(crate) struct ParamsStruct {
@@ -23,10 +59,28 @@ pub(crate) struct Field {
     pub(crate) name: String,
     pub(crate) ty: syn::Type,
     pub(crate) description: String,
-    pub(crate) default: Option<TokenStream>,
+    pub(crate) default: Option<FieldDefault>,
     pub(crate) min: Option<f64>,
     pub(crate) max: Option<f64>,
     pub(crate) bound_span: Option<Span>,
+}
+
+/// `#[param(default = …)]`: a JSON-shaped literal.
+pub(crate) struct FieldDefault {
+    /// The literal's tokens, for `json!`.
+    pub(crate) tokens: TokenStream,
+    pub(crate) literal: DefaultLit,
+    pub(crate) span: Span,
+    /// The literal as written, for messages.
+    pub(crate) written: String,
+}
+
+/// The value of a default literal, sign included.
+pub(crate) enum DefaultLit {
+    Str(String),
+    Int(i128),
+    Float(f64),
+    Bool(bool),
 }
 
 /// A validated `#[derive(ParamEnum)]` enum of unit variants.
@@ -40,8 +94,9 @@ fn default_crate() -> syn::Path {
     syn::parse_quote!(::chalie_core)
 }
 
-/// Reads `#[param(crate = path)]` on the type.
-fn container_crate(attrs: &[syn::Attribute], ctxt: &mut Ctxt) -> syn::Path {
+/// Reads `#[param(crate = path)]` on the type; `::chalie_core` when absent
+/// or malformed (the error is recorded), so a fallback still names a crate.
+pub(crate) fn container_crate(attrs: &[syn::Attribute], ctxt: &mut Ctxt) -> syn::Path {
     let mut krate = default_crate();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("param")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -49,7 +104,7 @@ fn container_crate(attrs: &[syn::Attribute], ctxt: &mut Ctxt) -> syn::Path {
                 krate = meta.value()?.parse()?;
                 Ok(())
             } else {
-                Err(meta.error("unknown `#[param]` key on the type; expected `crate`"))
+                Err(meta.error(unknown_key(&key_text(&meta.path), &["crate"], &[])))
             }
         });
         if let Err(error) = result {
@@ -60,8 +115,11 @@ fn container_crate(attrs: &[syn::Attribute], ctxt: &mut Ctxt) -> syn::Path {
 }
 
 /// Parses a struct with named fields; every problem is recorded.
-pub(crate) fn parse_struct(input: &syn::DeriveInput, ctxt: &mut Ctxt) -> Option<ParamsStruct> {
-    let krate = container_crate(&input.attrs, ctxt);
+pub(crate) fn parse_struct(
+    input: &syn::DeriveInput,
+    krate: syn::Path,
+    ctxt: &mut Ctxt,
+) -> Option<ParamsStruct> {
     let syn::Data::Struct(data) = &input.data else {
         ctxt.error_spanned_by(
             &input.ident,
@@ -142,44 +200,47 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
         .iter()
         .filter(|attr| attr.path().is_ident("param"))
     {
-        let result =
-            attr.parse_nested_meta(|meta| {
-                let key = meta
-                    .path
-                    .get_ident()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
-                match key.as_str() {
-                    "default" => {
-                        let value: syn::Expr = meta.value()?.parse()?;
-                        check_default_literal(&value)?;
-                        if parsed.default.replace(value.to_token_stream()).is_some() {
-                            return Err(meta.error("duplicate `default`"));
-                        }
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            match key.as_str() {
+                "default" => {
+                    let value: syn::Expr = meta.value()?.parse()?;
+                    let default = default_literal(&value)?;
+                    if parsed.default.replace(default).is_some() {
+                        return Err(meta.error("duplicate `default`"));
                     }
-                    "min" | "max" => {
-                        let value: syn::Expr = meta.value()?.parse()?;
-                        let number = number_literal(&value)?;
-                        parsed.bound_span.get_or_insert_with(|| {
-                            meta.path
-                                .get_ident()
-                                .map_or_else(Span::call_site, syn::Ident::span)
-                        });
-                        let slot = if key == "min" {
-                            &mut parsed.min
-                        } else {
-                            &mut parsed.max
-                        };
-                        if slot.replace(number).is_some() {
-                            return Err(meta.error(format!("duplicate `{key}`")));
-                        }
-                    }
-                    other => return Err(meta.error(format!(
-                        "unknown `#[param]` key `{other}`; expected one of `default`, `min`, `max`"
-                    ))),
                 }
-                Ok(())
-            });
+                "min" | "max" => {
+                    let value: syn::Expr = meta.value()?.parse()?;
+                    let number = number_literal(&value)?;
+                    parsed.bound_span.get_or_insert_with(|| {
+                        meta.path
+                            .get_ident()
+                            .map_or_else(Span::call_site, syn::Ident::span)
+                    });
+                    let slot = if key == "min" {
+                        &mut parsed.min
+                    } else {
+                        &mut parsed.max
+                    };
+                    if slot.replace(number).is_some() {
+                        return Err(meta.error(format!("duplicate `{key}`")));
+                    }
+                }
+                other => {
+                    return Err(meta.error(unknown_key(
+                        other,
+                        FIELD_KEYS,
+                        &[("minimum", "min"), ("maximum", "max")],
+                    )));
+                }
+            }
+            Ok(())
+        });
         if let Err(error) = result {
             ctxt.push(error);
         }
@@ -192,38 +253,78 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
             format!("`min = {min}` is greater than `max = {max}`"),
         );
     }
+    check_default_bounds(&parsed, ctxt);
     if parsed.default.is_some() && is_option(&parsed.ty) {
         ctxt.error_spanned_by(&parsed.ty, "an `Option` field with a `default` would never be `None`; drop the `Option` or the default");
     }
     Some(parsed)
 }
 
+/// A numeric default lies within the field's own `min` and `max`: the
+/// parser checks the default like a value the model sent.
+fn check_default_bounds(field: &Field, ctxt: &mut Ctxt) {
+    let Some(default) = &field.default else {
+        return;
+    };
+    let value = match default.literal {
+        DefaultLit::Int(number) => number as f64,
+        DefaultLit::Float(number) => number,
+        DefaultLit::Str(_) | DefaultLit::Bool(_) => return,
+    };
+    let allowed = match (field.min, field.max) {
+        (Some(min), Some(max)) => format!("from {min} to {max}"),
+        (Some(min), None) => format!("of at least {min}"),
+        (None, Some(max)) => format!("of at most {max}"),
+        (None, None) => return,
+    };
+    let broken = match (field.min, field.max) {
+        (Some(min), _) if value < min => format!("less than `min = {min}`"),
+        (_, Some(max)) if value > max => format!("greater than `max = {max}`"),
+        _ => return,
+    };
+    ctxt.push(syn::Error::new(
+        default.span,
+        format!(
+            "default `{}` is {broken}; write a number {allowed}",
+            default.written
+        ),
+    ));
+}
+
 /// Defaults appear verbatim in the schema, so they are JSON-shaped literals.
-fn check_default_literal(value: &syn::Expr) -> syn::Result<()> {
-    match value {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(_) | syn::Lit::Int(_) | syn::Lit::Float(_) | syn::Lit::Bool(_),
-            ..
-        }) => Ok(()),
+fn default_literal(value: &syn::Expr) -> syn::Result<FieldDefault> {
+    let not_a_literal = |node: &dyn ToTokens| {
+        syn::Error::new_spanned(
+            node,
+            "a default is a string, number or boolean literal: it appears in the JSON Schema the model reads",
+        )
+    };
+    let (negative, literal) = match value {
         syn::Expr::Unary(syn::ExprUnary {
             op: syn::UnOp::Neg(_),
             expr,
             ..
-        }) => match &**expr {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(_) | syn::Lit::Float(_),
-                ..
-            }) => Ok(()),
-            other => Err(syn::Error::new_spanned(
-                other,
-                "a default is a string, number or boolean literal",
-            )),
-        },
-        other => Err(syn::Error::new_spanned(
-            other,
-            "a default is a string, number or boolean literal: it appears in the JSON Schema the model reads",
-        )),
-    }
+        }) => (true, &**expr),
+        other => (false, other),
+    };
+    let syn::Expr::Lit(syn::ExprLit { lit, .. }) = literal else {
+        return Err(not_a_literal(literal));
+    };
+    let sign = if negative { -1.0 } else { 1.0 };
+    let parsed = match lit {
+        syn::Lit::Int(int) if negative => DefaultLit::Int(-int.base10_parse::<i128>()?),
+        syn::Lit::Int(int) => DefaultLit::Int(int.base10_parse::<i128>()?),
+        syn::Lit::Float(float) => DefaultLit::Float(sign * float.base10_parse::<f64>()?),
+        syn::Lit::Str(text) if !negative => DefaultLit::Str(text.value()),
+        syn::Lit::Bool(flag) if !negative => DefaultLit::Bool(flag.value),
+        _ => return Err(not_a_literal(value)),
+    };
+    Ok(FieldDefault {
+        tokens: value.to_token_stream(),
+        literal: parsed,
+        span: value.span(),
+        written: value.to_token_stream().to_string().replace("- ", "-"),
+    })
 }
 
 fn number_literal(value: &syn::Expr) -> syn::Result<f64> {
@@ -259,8 +360,11 @@ fn is_option(ty: &syn::Type) -> bool {
 }
 
 /// Parses an enum of unit variants; each becomes a snake_case string value.
-pub(crate) fn parse_enum(input: &syn::DeriveInput, ctxt: &mut Ctxt) -> Option<ParamEnum> {
-    let krate = container_crate(&input.attrs, ctxt);
+pub(crate) fn parse_enum(
+    input: &syn::DeriveInput,
+    krate: syn::Path,
+    ctxt: &mut Ctxt,
+) -> Option<ParamEnum> {
     let syn::Data::Enum(data) = &input.data else {
         ctxt.error_spanned_by(&input.ident, "`#[derive(ParamEnum)]` goes on an enum of unit variants; for an object use `#[derive(Params)]`");
         return None;
@@ -277,7 +381,7 @@ pub(crate) fn parse_enum(input: &syn::DeriveInput, ctxt: &mut Ctxt) -> Option<Pa
             );
             continue;
         }
-        let mut value = names::suggest_snake_case(&variant.ident.to_string());
+        let mut value = names::to_snake_case(&variant.ident.to_string());
         for attr in variant
             .attrs
             .iter()
@@ -289,7 +393,7 @@ pub(crate) fn parse_enum(input: &syn::DeriveInput, ctxt: &mut Ctxt) -> Option<Pa
                     value = literal.value();
                     Ok(())
                 } else {
-                    Err(meta.error("unknown `#[param]` key on a variant; expected `rename`"))
+                    Err(meta.error(unknown_key(&key_text(&meta.path), &["rename"], &[])))
                 }
             });
             if let Err(error) = result {

@@ -80,10 +80,12 @@ fn check_object(schema: &Value, strict: bool, context: &str, problems: &mut Vec<
 pub(super) fn contract_problems(entry: &AbilityEntry) -> Vec<String> {
     let spec = entry.spec();
     let mut problems = Vec::new();
-    if !(6..=8).contains(&spec.examples().len()) {
+    if !chalie_rules::examples_ok(spec.examples().len()) {
         problems.push(format!(
-            "{} example phrases; the contract is 6 to 8",
-            spec.examples().len()
+            "{} example phrases; the contract is {} to {}",
+            spec.examples().len(),
+            chalie_rules::EXAMPLES_MIN,
+            chalie_rules::EXAMPLES_MAX
         ));
     }
     if spec.summary().split_whitespace().count() < 5 {
@@ -92,18 +94,30 @@ pub(super) fn contract_problems(entry: &AbilityEntry) -> Vec<String> {
             spec.summary()
         ));
     }
-    let name_ok = spec.name().len() <= 64
-        && spec.name().split('_').all(|segment| {
-            !segment.is_empty()
-                && segment
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        });
-    if !name_ok {
-        problems.push(format!(
-            "the name `{}` is not snake_case of at most 64 characters",
-            spec.name()
-        ));
-    }
+    problems.extend(name_problem(spec.name()));
     problems
+}
+
+/// The naming contract, the rule `#[ability]` enforces (a registry may
+/// hold entries that did not come through the macro).
+fn name_problem(name: &str) -> Option<String> {
+    (!chalie_rules::is_valid_name(name)).then(|| {
+        format!(
+            "the name `{name}` is not snake_case of at most {} characters",
+            chalie_rules::MAX_NAME_LEN
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The smoke check flags exactly the names the macros reject (it once
+    /// let a leading digit through).
+    #[test]
+    fn the_name_check_is_the_macro_rule() {
+        for (name, valid) in chalie_rules::NAME_CASES {
+            assert_eq!(super::name_problem(name).is_none(), *valid, "{name}");
+        }
+        assert!(super::name_problem(&"a".repeat(65)).is_some());
+    }
 }

@@ -1,0 +1,297 @@
+//! Compile-time checks of `#[param(default = …)]`. A default the field's
+//! type cannot parse would make every call that leaves the field out fail,
+//! so `#[derive(Params)]` evaluates these checks as constants and a wrong
+//! default is a compile error on its literal.
+
+/// Which literal defaults a parameter type accepts; see
+/// [`ParamType::DEFAULT_RULE`](super::ParamType::DEFAULT_RULE).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum DefaultRule {
+    /// Not checked at compile time (the value is parsed by serde, e.g.
+    /// `Schemars<T>`); a wrong default still fails every call at run time.
+    Unchecked,
+    /// Any string.
+    String,
+    /// `true` or `false`.
+    Bool,
+    /// A whole number in `min..=max`.
+    Integer {
+        /// The smallest value the type holds.
+        min: i128,
+        /// The largest value the type holds.
+        max: i128,
+    },
+    /// Any number.
+    Number,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// No literal: the type is an array or an object (named here).
+    NoLiteral(&'static str),
+}
+
+/// A `#[param(default = …)]` literal as the macro read it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum DefaultLiteral {
+    /// A string literal's value.
+    Str(&'static str),
+    /// An integer literal, sign included.
+    Int(i128),
+    /// A float literal, sign included.
+    Float(f64),
+    /// `true` or `false`.
+    Bool(bool),
+}
+
+/// What the macro knows about the field, for the message.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct DefaultSite {
+    /// The field's JSON name.
+    pub field: &'static str,
+    /// The field's type as written.
+    pub ty: &'static str,
+    /// The literal as written, quotes included.
+    pub written: &'static str,
+}
+
+/// Why `literal` does not fit `rule`, or `None` when it does. Runs during
+/// constant evaluation, so it builds its message without allocating.
+#[doc(hidden)]
+pub const fn default_problem(
+    rule: DefaultRule,
+    literal: DefaultLiteral,
+    site: DefaultSite,
+) -> Option<ConstMessage> {
+    let message = ConstMessage::new()
+        .push("default `")
+        .push(site.written)
+        .push("` does not fit `")
+        .push(site.field)
+        .push(": ")
+        .push(site.ty)
+        .push("`; ");
+    match (rule, literal) {
+        (DefaultRule::Unchecked, _)
+        | (DefaultRule::String, DefaultLiteral::Str(_))
+        | (DefaultRule::Bool, DefaultLiteral::Bool(_))
+        | (DefaultRule::Number, DefaultLiteral::Int(_) | DefaultLiteral::Float(_)) => None,
+        (DefaultRule::String, _) => Some(
+            message
+                .push("write a string literal, e.g. `default = \"")
+                .push(site.written)
+                .push("\"`"),
+        ),
+        (DefaultRule::Bool, _) => Some(message.push("write `true` or `false`")),
+        (DefaultRule::Number, _) => Some(message.push("write a number literal")),
+        (DefaultRule::Integer { min, max }, literal) => {
+            let fits = match literal {
+                DefaultLiteral::Int(value) => value >= min && value <= max,
+                // The parser accepts a whole float (`3.0`) for an integer.
+                DefaultLiteral::Float(value) => {
+                    value as i128 as f64 == value && value >= min as f64 && value <= max as f64
+                }
+                DefaultLiteral::Str(_) | DefaultLiteral::Bool(_) => false,
+            };
+            if fits {
+                None
+            } else {
+                Some(
+                    message
+                        .push("write a whole number from ")
+                        .push_int(min)
+                        .push(" to ")
+                        .push_int(max),
+                )
+            }
+        }
+        (DefaultRule::OneOf(values), literal) => {
+            if let DefaultLiteral::Str(text) = literal
+                && contains(values, text)
+            {
+                return None;
+            }
+            let mut message = message.push("write one of ");
+            let mut index = 0;
+            while index < values.len() {
+                if index > 0 {
+                    message = message.push(", ");
+                }
+                message = message.push("`\"").push(values[index]).push("\"`");
+                index += 1;
+            }
+            Some(message)
+        }
+        (DefaultRule::NoLiteral(kind), _) => Some(
+            ConstMessage::new()
+                .push("`")
+                .push(site.field)
+                .push(": ")
+                .push(site.ty)
+                .push("` is ")
+                .push(kind)
+                .push(", and a default is a string, number or boolean literal; drop the default"),
+        ),
+    }
+}
+
+const fn contains(values: &[&str], text: &str) -> bool {
+    let mut index = 0;
+    while index < values.len() {
+        if super::str_eq(values[index], text) {
+            return true;
+        }
+        index += 1;
+    }
+    false
+}
+
+/// Room for one message: the field, its type, the literal and an enum's
+/// values. Longer text is cut at a character boundary, never lost whole.
+const CAPACITY: usize = 1024;
+
+/// A message built during constant evaluation.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ConstMessage {
+    bytes: [u8; CAPACITY],
+    len: usize,
+}
+
+impl ConstMessage {
+    const fn new() -> Self {
+        Self {
+            bytes: [0; CAPACITY],
+            len: 0,
+        }
+    }
+
+    const fn push(mut self, text: &str) -> Self {
+        let text = text.as_bytes();
+        let mut index = 0;
+        // Whole characters only, so the bytes stay valid UTF-8.
+        let mut end = text.len();
+        if self.len + end > CAPACITY {
+            end = CAPACITY - self.len;
+            while end > 0 && (text[end] & 0b1100_0000) == 0b1000_0000 {
+                end -= 1;
+            }
+        }
+        while index < end {
+            self.bytes[self.len] = text[index];
+            self.len += 1;
+            index += 1;
+        }
+        self
+    }
+
+    const fn push_int(self, value: i128) -> Self {
+        let mut digits = [0u8; 40];
+        let mut start = digits.len();
+        let negative = value < 0;
+        let mut rest = value.unsigned_abs();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if negative {
+            start -= 1;
+            digits[start] = b'-';
+        }
+        let (_, tail) = digits.split_at(start);
+        match core::str::from_utf8(tail) {
+            Ok(text) => self.push(text),
+            Err(_) => self,
+        }
+    }
+
+    /// The message text.
+    pub const fn as_str(&self) -> &str {
+        let (text, _) = self.bytes.split_at(self.len);
+        match core::str::from_utf8(text) {
+            Ok(text) => text,
+            Err(_) => "invalid default",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SITE: DefaultSite = DefaultSite {
+        field: "count",
+        ty: "u8",
+        written: "\"many\"",
+    };
+
+    fn problem(rule: DefaultRule, literal: DefaultLiteral) -> Option<String> {
+        default_problem(rule, literal, SITE).map(|message| message.as_str().to_owned())
+    }
+
+    #[test]
+    fn a_default_the_type_parses_passes() {
+        let byte = DefaultRule::Integer { min: 0, max: 255 };
+        assert_eq!(problem(byte, DefaultLiteral::Int(255)), None);
+        assert_eq!(problem(byte, DefaultLiteral::Float(3.0)), None);
+        assert_eq!(
+            problem(
+                DefaultRule::OneOf(&["fast", "slow"]),
+                DefaultLiteral::Str("slow")
+            ),
+            None
+        );
+        assert_eq!(problem(DefaultRule::Number, DefaultLiteral::Int(-3)), None);
+        assert_eq!(
+            problem(DefaultRule::Unchecked, DefaultLiteral::Bool(true)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_wrong_default_says_what_fits() {
+        let byte = DefaultRule::Integer { min: 0, max: 255 };
+        assert_eq!(
+            problem(byte, DefaultLiteral::Str("many")).as_deref(),
+            Some("default `\"many\"` does not fit `count: u8`; write a whole number from 0 to 255")
+        );
+        assert!(problem(byte, DefaultLiteral::Int(256)).is_some());
+        assert!(problem(byte, DefaultLiteral::Int(-1)).is_some());
+        assert!(problem(byte, DefaultLiteral::Float(2.5)).is_some());
+        assert_eq!(
+            problem(
+                DefaultRule::OneOf(&["fast", "slow"]),
+                DefaultLiteral::Str("many")
+            )
+            .as_deref(),
+            Some(
+                "default `\"many\"` does not fit `count: u8`; write one of `\"fast\"`, `\"slow\"`"
+            )
+        );
+        let wide = DefaultRule::Integer {
+            min: i128::from(i64::MIN),
+            max: i128::from(u64::MAX),
+        };
+        assert!(
+            problem(wide, DefaultLiteral::Bool(true)).is_some_and(
+                |text| text.ends_with("from -9223372036854775808 to 18446744073709551615")
+            )
+        );
+    }
+
+    #[test]
+    fn a_long_message_is_cut_on_a_character_boundary() {
+        let values: &'static [&'static str] = Box::leak(vec!["é"; 800].into_boxed_slice());
+        let text = problem(DefaultRule::OneOf(values), DefaultLiteral::Int(1)).unwrap_or_default();
+        assert!(
+            text.len() <= CAPACITY && text.len() > CAPACITY - 4,
+            "{}",
+            text.len()
+        );
+    }
+}
