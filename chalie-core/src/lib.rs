@@ -190,9 +190,9 @@ pub mod __private {
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{
         BoundedField, DefaultLiteral, DefaultRule, DefaultSite, Field, FieldSpec, NoParams,
-        ObjectReader, ObjectSchema, ParamErrors, ParamType, Params, bounded_field_default_rule,
-        bounded_field_schema, default_problem, enum_schema, fallback_schema, field_default_rule,
-        field_schema, has_field, parse_enum_value,
+        ObjectReader, ObjectSchema, ParamErrors, ParamType, Params, ability_fields,
+        bounded_field_default_rule, bounded_field_schema, default_problem, enum_schema,
+        fallback_schema, field_default_rule, field_schema, has_field, parse_enum_value,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

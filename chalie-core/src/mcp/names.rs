@@ -139,6 +139,16 @@ mod tests {
         assert_eq!(snake_segment("…"), "tool");
     }
 
+    proptest::proptest! {
+        /// Whatever a server calls its tool, the segment passes the name
+        /// rule `#[ability]` enforces (its length is cut by `qualify`).
+        #[test]
+        fn every_segment_passes_the_name_rule(raw in proptest::prelude::any::<String>()) {
+            let segment = snake_segment(&raw);
+            proptest::prop_assert!(chalie_rules::is_snake_case(&segment), "{raw:?} -> {segment:?}");
+        }
+    }
+
     #[test]
     fn collisions_get_ordered_suffixes_in_any_input_order() {
         let forward = map_tool_names("srv", ["get-item", "get.item", "get_item_2"]);

@@ -147,6 +147,12 @@ pub const fn bounded_field_default_rule<const N: usize, F: BoundedField<N>>() ->
     F::Type::DEFAULT_RULE
 }
 
+/// The Params fields of ability `A`, for `#[ability]`'s constant checks.
+#[doc(hidden)]
+pub const fn ability_fields<A: crate::Ability>() -> &'static [&'static str] {
+    <A::Params as Params>::FIELDS
+}
+
 /// Whether `name` is among `fields`; usable in constants.
 #[doc(hidden)]
 pub const fn has_field(fields: &[&str], name: &str) -> bool {

@@ -52,7 +52,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
         let required = action.required.iter().map(|(field, _)| field);
         quote!(#private::ActionSpec::__new(#action_name, &[#(#required),*]))
     });
-    let action_checks = action_field_checks(ability, &type_ident, krate, &private);
+    let action_checks = action_field_checks(ability, &type_ident, &private);
     let location = quote_spanned! {ability.name_span=>
         #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!())
     };
@@ -108,19 +108,18 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
 
 /// Compile-time checks that the Params struct has an `action` field and
 /// every field an action requires, evaluated as constants so a mismatch is
-/// a compile error at the listed name. They name the Params type through
-/// `Ability::Params`, the one place the user's type is bounded, so a type
-/// that is not Params is reported once.
+/// a compile error at the listed name. They reach the Params type through
+/// a helper generic over the ability, so the user's type is bounded in
+/// `type Params` alone and a type that is not Params is reported once.
 fn action_field_checks(
     ability: &Ability,
     type_ident: &syn::Ident,
-    krate: &syn::Path,
     private: &TokenStream,
 ) -> Vec<TokenStream> {
     if ability.params_type().is_none() {
         return Vec::new();
     }
-    let params = quote!(<#type_ident as #krate::Ability>::Params);
+    let fields = quote!(#private::ability_fields::<#type_ident>());
     let mut checks = Vec::new();
     if let Some(first) = ability.actions.first() {
         let message = format!(
@@ -128,7 +127,7 @@ fn action_field_checks(
             ability.name
         );
         checks.push(quote_spanned! {first.span=>
-            const _: () = if !#private::has_field(<#params as #private::Params>::FIELDS, "action") {
+            const _: () = if !#private::has_field(#fields, "action") {
                 ::core::panic!(#message)
             };
         });
@@ -140,7 +139,7 @@ fn action_field_checks(
                 action.name
             );
             checks.push(quote_spanned! {*span=>
-                const _: () = if !#private::has_field(<#params as #private::Params>::FIELDS, #field) {
+                const _: () = if !#private::has_field(#fields, #field) {
                     ::core::panic!(#message)
                 };
             });

@@ -106,9 +106,14 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
             "effect" => {
                 let effect = meta.value()?.parse::<syn::Ident>()?;
                 if effect != "read" && effect != "write" {
+                    let written = effect.to_string();
+                    let meant = crate::names::closest(&written, &["read", "write"])
+                        .or_else(|| written.starts_with("read").then_some("read"))
+                        .map(|value| format!("did you mean `{value}`? "))
+                        .unwrap_or_default();
                     return Err(syn::Error::new_spanned(
                         &effect,
-                        format!("unknown effect `{effect}`; expected `read` or `write`"),
+                        format!("unknown effect `{effect}`; {meant}expected `read` or `write`"),
                     ));
                 }
                 once!(effect, effect)
