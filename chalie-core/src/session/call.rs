@@ -1,10 +1,11 @@
 //! One tool call of a run: events before and after, the record, the
 //! envelope for the model.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::core::Core;
-use super::core::lock;
 use super::event::{Activity, Event, EventError};
 use super::model::{Message, ModelToolCall};
 use super::seam::millis;
@@ -117,7 +118,7 @@ pub(crate) async fn run_call(
     }
 
     record.status = if in_background {
-        ToolCallStatus::Started
+        ToolCallStatus::Background
     } else if dispatched.result.is_success() {
         ToolCallStatus::Completed
     } else {
@@ -127,7 +128,7 @@ pub(crate) async fn run_call(
     record.envelope = Some(dispatched.envelope.clone());
     core.store.put_tool_call(&record)?;
     if in_background {
-        lock(&core.background).insert(call.id.clone(), record);
+        keep_when_finished(core, turn.session_id(), record);
     }
     core.store.append_message(
         turn.session_id(),
@@ -137,65 +138,114 @@ pub(crate) async fn run_call(
     Ok(CallOutcome { rate_limited })
 }
 
-/// Delivers the background calls of the session that finished since the
-/// last request: each final envelope goes into the conversation (so the
-/// next model request carries it, in this run or the next), its record is
-/// completed, and `tool.completed` / `tool.failed` goes out.
+/// Stores the final envelope of a background call as soon as it finishes
+/// (`finished`), whether or not a run is going: it then survives a restart
+/// and reaches the model with the session's next request.
+fn keep_when_finished(core: &Core, session_id: &str, mut record: ToolCallRecord) {
+    let background = core.dispatcher.background(session_id);
+    let store = Arc::clone(&core.store);
+    tokio::spawn(async move {
+        // `None`: the runtime is shutting down; the record stays
+        // `background` and a later run reports the call as interrupted.
+        let Some(done) = background.wait(&record.call_id).await else {
+            return;
+        };
+        record.status = ToolCallStatus::Finished;
+        record.execution_ms = millis(done.record().duration);
+        record.envelope = Some(done.envelope);
+        // A store that fails here leaves the call `background`, which the
+        // next run reports as interrupted rather than losing silently.
+        let _ = store.put_tool_call(&record);
+        // Only now: until the record says `finished`, the slot tells a run
+        // that this process still holds the call.
+        background.forget(&record.call_id);
+    });
+}
+
+/// Delivers the session's background calls that finished since the last
+/// request (also before a restart): each final envelope goes into the
+/// conversation, so the next model request carries it, in this run or the
+/// next; its record is completed and `tool.completed` / `tool.failed` goes
+/// out. A call this process is not running and that never finished was
+/// cut off by a stop; the model is told so, and can call it again.
 pub(crate) fn deliver_background(
     core: &Core,
     turn: &Turn,
     events: &EventLog,
 ) -> Result<(), StoreError> {
-    let finished = core
-        .dispatcher
-        .background(turn.session_id())
-        .take_finished();
-    for done in finished {
-        let call_id = done.call_id().to_owned();
-        let trail = done.record();
-        let execution_ms = millis(trail.duration);
-        let tool = trail.tool.clone();
-        match done.result.as_error() {
+    let held = core.dispatcher.background(turn.session_id());
+    let running = held.pending();
+    for mut record in core.store.background_calls(turn.session_id())? {
+        let (envelope, message) = match record.status {
+            ToolCallStatus::Finished => {
+                let envelope = record.envelope.clone().unwrap_or_default();
+                let message = format!(
+                    "The background call `{}` ({}) has finished. Its result:\n{envelope}",
+                    record.call_id, record.tool
+                );
+                (envelope, message)
+            }
+            // Still running here, or finished and being stored.
+            _ if running.contains(&record.call_id) || held.poll(&record.call_id).is_some() => {
+                continue;
+            }
+            _ => {
+                let result = crate::ToolResult::error(
+                    "background-interrupted",
+                    format!(
+                        "the background call `{}` ({}) was cut off when the program stopped; it has no result",
+                        record.call_id, record.tool
+                    ),
+                    "call the tool again if its result is still needed",
+                );
+                let envelope = crate::render_envelope(&record.tool, None, &result);
+                let message = format!(
+                    "The background call `{}` ({}) did not finish:\n{envelope}",
+                    record.call_id, record.tool
+                );
+                (envelope, message)
+            }
+        };
+        let parsed = crate::Envelope::parse(&envelope).ok();
+        let failure = match &parsed {
+            Some(parsed) if parsed.is_success() => None,
+            Some(parsed) => Some(parsed.code().unwrap_or("failed").to_owned()),
+            None => Some("non-canonical-result".to_owned()),
+        };
+        match &failure {
             None => events.push(Event::ToolCompleted {
-                tool_key: tool.clone(),
-                call_id: call_id.clone(),
-                execution_ms,
+                tool_key: record.tool.clone(),
+                call_id: record.call_id.clone(),
+                execution_ms: record.execution_ms,
                 success: true,
                 reused: false,
                 added_to_plan: false,
             }),
-            Some(error) => events.push(Event::ToolFailed {
-                tool_key: tool.clone(),
-                call_id: call_id.clone(),
-                execution_ms,
+            Some(code) => events.push(Event::ToolFailed {
+                tool_key: record.tool.clone(),
+                call_id: record.call_id.clone(),
+                execution_ms: record.execution_ms,
                 error: EventError {
-                    code: error.code().to_string(),
-                    message: error.message().to_owned(),
+                    code: code.clone(),
+                    message: parsed
+                        .as_ref()
+                        .map(|parsed| parsed.content.clone())
+                        .unwrap_or_default(),
                 },
                 blocked: false,
                 reason: None,
             }),
         }
-        if let Some(mut record) = lock(&core.background).remove(&call_id) {
-            record.status = if done.result.is_success() {
-                ToolCallStatus::Completed
-            } else {
-                ToolCallStatus::Failed
-            };
-            record.execution_ms = execution_ms;
-            record.envelope = Some(done.envelope.clone());
-            core.store.put_tool_call(&record)?;
-        }
         // A user-side message, not a second tool message: the call already
-        // has its answer (the receipt), and providers allow one per call.
-        core.store.append_message(
-            turn.session_id(),
-            turn.run_id(),
-            &Message::user(format!(
-                "The background call `{call_id}` ({tool}) has finished. Its result:\n{}",
-                done.envelope
-            )),
-        )?;
+        // has its one tool answer (the receipt).
+        core.store
+            .append_message(turn.session_id(), turn.run_id(), &Message::user(message))?;
+        record.status = match failure {
+            None => ToolCallStatus::Completed,
+            Some(_) => ToolCallStatus::Failed,
+        };
+        record.envelope = Some(envelope);
+        core.store.put_tool_call(&record)?;
     }
     Ok(())
 }

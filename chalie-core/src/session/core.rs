@@ -84,9 +84,8 @@ pub(crate) struct Core {
     pub(crate) runs: Mutex<HashMap<String, LiveRun>>,
     pub(crate) approvals: Waiters,
     pub(crate) next_run: AtomicU64,
-    /// Background calls whose receipt the model has and whose final result
-    /// it has not: their records, by call id, to complete on delivery.
-    pub(crate) background: Mutex<HashMap<String, super::store::ToolCallRecord>>,
+    /// Makes this `Sessions`' run ids unique among all sharing the store.
+    pub(crate) run_prefix: String,
 }
 
 /// Locks, taking over a lock poisoned by a panic elsewhere: the maps stay

@@ -144,7 +144,7 @@ impl SessionsBuilder {
                 runs: Default::default(),
                 approvals: Default::default(),
                 next_run: AtomicU64::new(1),
-                background: Default::default(),
+                run_prefix: unique_prefix(),
             }),
         }
     }
@@ -281,7 +281,7 @@ impl Sessions {
         let mode = self.mode_cell(session_id)?;
         let run_id = run_id.unwrap_or_else(|| {
             let n = self.core.next_run.fetch_add(1, Ordering::Relaxed);
-            format!("run-{}-{n}", unique_prefix())
+            format!("run-{}-{n}", self.core.run_prefix)
         });
         let events = EventLog::new();
         let task = spawn_run(
@@ -417,15 +417,20 @@ impl Sessions {
 /// the finished ones.
 const MAX_KEPT_RUNS: usize = 1024;
 
-/// A per-process prefix, so run ids of two processes sharing a store differ.
+/// A prefix per `Sessions`, so the run ids of two processes, or of two
+/// `Sessions` in one process, sharing a store differ.
 fn unique_prefix() -> String {
     use std::time::{SystemTime, UNIX_EPOCH};
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_nanos())
         .unwrap_or_default();
-    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PREFIX
-        .get_or_init(|| format!("{:x}", (nanos as u64) ^ u64::from(std::process::id())))
-        .clone()
+    static PROCESS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static INSTANCE: AtomicU64 = AtomicU64::new(0);
+    let process =
+        PROCESS.get_or_init(|| format!("{:x}", (nanos as u64) ^ u64::from(std::process::id())));
+    match INSTANCE.fetch_add(1, Ordering::Relaxed) {
+        0 => process.clone(),
+        instance => format!("{process}.{instance}"),
+    }
 }

@@ -89,6 +89,11 @@ pub enum ToolCallStatus {
     Completed,
     /// It failed or was refused.
     Failed,
+    /// It runs in the background; the model has its receipt.
+    Background,
+    /// It finished in the background; its final envelope is stored and
+    /// reaches the model with the session's next request.
+    Finished,
 }
 
 impl ToolCallStatus {
@@ -98,14 +103,22 @@ impl ToolCallStatus {
             ToolCallStatus::Started => "started",
             ToolCallStatus::Completed => "completed",
             ToolCallStatus::Failed => "failed",
+            ToolCallStatus::Background => "background",
+            ToolCallStatus::Finished => "finished",
         }
     }
 
     /// The value named `text`, as [`as_str`](Self::as_str) writes it.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Started, Self::Completed, Self::Failed]
-            .into_iter()
-            .find(|status| status.as_str() == text)
+        [
+            Self::Started,
+            Self::Completed,
+            Self::Failed,
+            Self::Background,
+            Self::Finished,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
     }
 }
 
@@ -240,6 +253,29 @@ pub trait SessionStore: Send + Sync {
     fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
     /// A run's tool calls, in the order they were first recorded.
     fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError>;
+
+    /// The session's background calls not yet delivered to the model
+    /// ([`ToolCallStatus::Background`] or [`ToolCallStatus::Finished`]), in
+    /// call order. The default reads the runs of the session's messages; a
+    /// store may answer it with one query.
+    fn background_calls(&self, session_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let mut runs: Vec<String> = Vec::new();
+        for stored in self.messages(session_id)? {
+            if !runs.contains(&stored.run_id) {
+                runs.push(stored.run_id);
+            }
+        }
+        let mut calls = Vec::new();
+        for run in runs {
+            calls.extend(self.tool_calls(&run)?.into_iter().filter(|call| {
+                matches!(
+                    call.status,
+                    ToolCallStatus::Background | ToolCallStatus::Finished
+                )
+            }));
+        }
+        Ok(calls)
+    }
 
     /// Creates or replaces an approval.
     fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError>;

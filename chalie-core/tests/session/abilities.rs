@@ -140,8 +140,23 @@ pub async fn remember(params: RememberParams, turn: &Turn) -> ToolResult {
     ToolResult::success("remembered")
 }
 
-/// Lets [`slow_report()`] finish; a permit is kept if it is not waiting yet.
-pub static REPORT_READY: tokio::sync::Notify = tokio::sync::Notify::const_new();
+static REPORT_GATES: Mutex<Vec<(String, std::sync::Arc<tokio::sync::Notify>)>> =
+    Mutex::new(Vec::new());
+
+/// What lets [`slow_report()`] finish in `session`: `notify_one` keeps a
+/// permit if it is not waiting yet. One per session, so tests do not
+/// release each other's reports.
+pub fn report_gate(session: &str) -> std::sync::Arc<tokio::sync::Notify> {
+    let mut gates = REPORT_GATES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, gate)) = gates.iter().find(|(id, _)| id == session) {
+        return std::sync::Arc::clone(gate);
+    }
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    gates.push((session.to_owned(), std::sync::Arc::clone(&gate)));
+    gate
+}
 
 /// Builds the monthly report, which takes a while. Use it when the user asks for the report.
 #[ability(
@@ -149,7 +164,7 @@ pub static REPORT_READY: tokio::sync::Notify = tokio::sync::Notify::const_new();
     examples = ["build the monthly report", "make me the report", "prepare this month's report", "report for this month", "monthly summary report", "generate the report"],
 )]
 pub async fn slow_report(turn: &Turn) -> ToolResult {
-    REPORT_READY.notified().await;
+    report_gate(turn.session_id()).notified().await;
     note(turn, "slow_report".into());
     ToolResult::success("report: 12 tasks done")
 }

@@ -231,7 +231,7 @@ async fn direct_dispatch_refuses_an_unoffered_tool_on_the_trail() {
 
 #[tokio::test]
 async fn a_background_result_reaches_the_model_in_the_next_request() {
-    use crate::abilities::REPORT_READY;
+    use crate::abilities::report_gate;
 
     let model = Arc::new(ScriptedModel::new([
         Reply::tool_call("slow_report", json!({ "async": true })),
@@ -259,9 +259,8 @@ async fn a_background_result_reaches_the_model_in_the_next_request() {
             .any(|message| message.content.contains("running in the background"))
     );
 
-    REPORT_READY.notify_one();
-    let finished = dispatcher.background(session).wait("call-1").await.unwrap();
-    assert!(finished.result.is_success());
+    report_gate(session).notify_one();
+    finished_in_store(&sessions, first.id(), "call-1").await;
 
     let second = sessions.send(session, "is it done?").unwrap();
     let events = second.finish().await;
@@ -307,4 +306,19 @@ async fn internal_tools_never_offer_async() {
     };
     assert!(schema("remember")["properties"].get("async").is_none());
     assert!(schema("lookup")["properties"].get("async").is_some());
+}
+
+/// Waits until the background call's final envelope is in the store.
+pub async fn finished_in_store(sessions: &Sessions, run: &str, call: &str) {
+    for _ in 0..500 {
+        let records = sessions.store().tool_calls(run).unwrap();
+        if records
+            .iter()
+            .any(|record| record.call_id == call && record.status == ToolCallStatus::Finished)
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("`{call}` never finished");
 }

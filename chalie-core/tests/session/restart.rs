@@ -191,3 +191,99 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
         ["find_tools:rename a task", "rename:8:bills", "delete:7"]
     );
 }
+
+#[tokio::test]
+async fn a_background_result_reaches_the_model_after_a_restart_and_a_cut_off_one_is_reported() {
+    use chalie_core::{Channel, Dispatcher, Setting};
+
+    use crate::abilities::report_gate;
+    use crate::isolation::finished_in_store;
+
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("sessions.db");
+    let mut policy = allow_all();
+    policy
+        .set(Channel::Chat, "slow_report", Setting::Allow)
+        .unwrap();
+    let build = |model: Arc<ScriptedModel>| {
+        let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+        let dispatcher = Dispatcher::builder(crate::registry())
+            .policy(policy.clone())
+            .build();
+        chalie_core::session::Sessions::builder(Arc::new(dispatcher), model)
+            .store(store)
+            .pinned(["slow_report"])
+            .build()
+    };
+    let asks = |session: &str| {
+        let session = session.to_owned();
+        async move {
+            let model = Arc::new(ScriptedModel::new([
+                Reply::tool_call("slow_report", json!({ "async": true })),
+                Reply::text("It is being built."),
+            ]));
+            let sessions = build(model);
+            let run = sessions.send(&session, "build the report").unwrap();
+            run.finish().await;
+            (sessions, run.id().to_owned())
+        }
+    };
+
+    // Finished before the stop, never delivered: it survives the restart.
+    let (first, finished_run) = asks("restart-bg-done").await;
+    report_gate("restart-bg-done").notify_one();
+    finished_in_store(&first, &finished_run, "call-1").await;
+    first.shutdown();
+    drop(first);
+    // Cut off by the stop: still running when the process went away.
+    let (second, cut_run) = asks("restart-bg-cut").await;
+    second.shutdown();
+    drop(second);
+
+    let model = Arc::new(ScriptedModel::new([
+        Reply::text("Your report: 12 tasks done."),
+        Reply::text("The report did not finish; shall I start it again?"),
+    ]));
+    let restarted = build(Arc::clone(&model));
+
+    let events = restarted
+        .send("restart-bg-done", "is it done?")
+        .unwrap()
+        .finish()
+        .await;
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::ToolCompleted { call_id, .. } if call_id == "call-1"
+    )));
+    assert!(
+        model.requests()[0]
+            .messages
+            .iter()
+            .any(|message| message.content.contains("report: 12 tasks done"))
+    );
+    let record = &restarted.store().tool_calls(&finished_run).unwrap()[0];
+    assert_eq!(record.status, ToolCallStatus::Completed);
+
+    let events = restarted
+        .send("restart-bg-cut", "is it done?")
+        .unwrap()
+        .finish()
+        .await;
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::ToolFailed { call_id, error, .. }
+            if call_id == "call-1" && error.code == "background-interrupted"
+    )));
+    assert!(
+        model.requests()[1]
+            .messages
+            .iter()
+            .any(|message| message.content.contains("background-interrupted"))
+    );
+    let record = &restarted.store().tool_calls(&cut_run).unwrap()[0];
+    assert_eq!(record.status, ToolCallStatus::Failed);
+    assert!(
+        done("restart-bg-cut").is_empty(),
+        "the cut-off report never ran"
+    );
+}
