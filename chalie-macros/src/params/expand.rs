@@ -50,6 +50,8 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                 quote!(field_default_rule),
             )
         };
+        // `Self` in a field type means the struct, not the marker.
+        let ty = replace_self(quote!(#ty), ident);
         field_types.push(quote! {
             impl #private::#field_trait<#index> for __ChalieFields {
                 type Type = #ty;
@@ -168,6 +170,25 @@ fn default_check(
             ::core::option::Option::None => {}
         };
     }
+}
+
+/// `tokens` with every `Self` replaced by `ident`, spans kept.
+fn replace_self(tokens: TokenStream, ident: &syn::Ident) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            proc_macro2::TokenTree::Ident(word) if word == "Self" => {
+                proc_macro2::TokenTree::Ident(syn::Ident::new(&ident.to_string(), word.span()))
+            }
+            proc_macro2::TokenTree::Group(group) => {
+                let mut replaced =
+                    proc_macro2::Group::new(group.delimiter(), replace_self(group.stream(), ident));
+                replaced.set_span(group.span());
+                proc_macro2::TokenTree::Group(replaced)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// The type as a user wrote it, without the spaces token printing adds.

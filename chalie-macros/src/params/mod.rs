@@ -41,6 +41,20 @@ pub(crate) fn expand_enum(input: syn::DeriveInput) -> TokenStream {
 
 #[cfg(test)]
 mod tests {
+    /// Each field type is written in an impl on a private marker, where
+    /// `Self` would mean the marker: it is spelled as the struct instead.
+    #[test]
+    fn self_in_a_field_type_means_the_struct() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            struct Tree {
+                /// The subtrees.
+                children: Vec<Self>,
+            }
+        };
+        let output = super::expand_struct(input).to_string();
+        assert!(output.contains("type Type = Vec < Tree >"), "{output}");
+    }
+
     /// The stub beside an error names the crate the user gave, so a crate
     /// that re-exports chalie under another path gets no follow-on errors.
     #[test]
