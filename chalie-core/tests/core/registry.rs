@@ -122,4 +122,25 @@ fn error_codes_built_at_run_time_stay_kebab_case() {
     );
     assert!(chalie_core::ErrorCode::parse("no_such").is_err());
     assert!(chalie_core::is_kebab_case("index-stale"));
+    // What `#[ability]` would have suggested for the literal.
+    assert_eq!(
+        chalie_core::ErrorCode::new("404NotFound").as_str(),
+        "not-found-404"
+    );
+    assert_eq!(chalie_core::ErrorCode::new("404").as_str(), "tool-error");
+}
+
+proptest::proptest! {
+    /// Whatever literal a code is built from, the result passes the rule
+    /// `#[ability]` checks at compile time and `ErrorCode::parse` accepts.
+    #[test]
+    fn a_normalised_code_passes_the_kebab_rule(raw in "[a-zA-Z0-9 _.!-]{0,40}") {
+        let raw: &'static str = Box::leak(raw.into_boxed_str());
+        let code = chalie_core::ErrorCode::new(raw);
+        proptest::prop_assert!(chalie_core::is_kebab_case(code.as_str()), "{raw:?} -> {code}");
+        proptest::prop_assert!(chalie_core::ErrorCode::parse(code.as_str()).is_ok());
+        if chalie_core::is_kebab_case(raw) {
+            proptest::prop_assert_eq!(code.as_str(), raw);
+        }
+    }
 }
