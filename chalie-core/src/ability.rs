@@ -59,6 +59,18 @@ pub trait Ability: Send + Sync + 'static {
         <Self::Params as Params>::schema()
     }
 
+    /// What the call is gated on beyond its action, derived from its parsed
+    /// parameters by the ability (`#[ability(permission = my_fn)]`, with
+    /// `fn my_fn(params: &MyParams) -> Option<&'static str>` or
+    /// `Option<String>`). `Some(qualifier)` gates the call on
+    /// `name.qualifier` instead of `name` or `name.action`, so a policy can
+    /// treat, say, a large transfer apart from a small one; the model cannot
+    /// choose it, since it comes from the validated values, not from a field.
+    /// `None` (the default) keeps `name` / `name.action`.
+    fn permission(_params: &Self::Params) -> Option<String> {
+        None
+    }
+
     /// Runs the ability on parsed parameters.
     fn call(params: Self::Params, turn: Turn) -> BoxFuture<'static, ToolResult>;
 
@@ -278,4 +290,14 @@ impl AbilitySpec {
     pub const fn location(&self) -> Location {
         self.location
     }
+}
+
+/// What `#[ability(permission = f)]` calls: `f` must take the ability's
+/// parameters by reference and return `Option` of a string.
+#[doc(hidden)]
+pub fn derive_permission<P, Q: Into<String>>(
+    derive: impl Fn(&P) -> Option<Q>,
+    params: &P,
+) -> Option<String> {
+    derive(params).map(Into::into)
 }

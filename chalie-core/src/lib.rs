@@ -185,7 +185,7 @@ pub mod __private {
 
     pub use crate::ability::{
         AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MacroOnly,
-        fallback_result,
+        derive_permission, fallback_result,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{

@@ -38,6 +38,9 @@ impl std::fmt::Debug for AbilityEntry {
 /// the gate, the trail and panic catching.
 pub(crate) struct PreparedCall {
     run: Box<dyn FnOnce(Turn) -> BoxFuture<'static, ToolResult> + Send>,
+    /// The qualifier the ability derived from the parsed values, if any
+    /// (see [`Ability::permission`]).
+    pub(crate) permission: Option<String>,
 }
 
 impl PreparedCall {
@@ -55,8 +58,10 @@ impl std::fmt::Debug for PreparedCall {
 
 fn prepare<A: Ability>(arguments: &Value) -> Result<PreparedCall, ParamErrors> {
     let params = <A::Params as Params>::from_arguments(arguments)?;
+    let permission = A::permission(&params);
     Ok(PreparedCall {
         run: Box::new(move |turn| A::call(params, turn)),
+        permission,
     })
 }
 

@@ -47,6 +47,17 @@ pub(crate) fn plan_unavailable(detail: &str) -> ToolResult {
     )
 }
 
+/// The ability derived a permission no policy could name: its bug, so
+/// the call does not run.
+pub(crate) fn bad_permission(tool: &str, derived: &str) -> ToolResult {
+    ToolResult::error(
+        "invalid-permission",
+        format!("`{tool}` derived the permission qualifier `{derived}`, which is not a valid name"),
+        "do not retry; tell the user the tool is misconfigured",
+    )
+    .with_retry(Retry::Never)
+}
+
 pub(crate) fn denied(permission: &str) -> ToolResult {
     ToolResult::error(
         "permission-denied",

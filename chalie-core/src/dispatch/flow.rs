@@ -23,6 +23,10 @@ pub(crate) struct CallState {
     pub(crate) call_id: Arc<str>,
     pub(crate) tool: String,
     pub(crate) action: Option<String>,
+    /// The qualifier the ability derived from the parsed values (see
+    /// [`Ability::permission`](crate::Ability::permission)); it replaces
+    /// the action in the permission.
+    derived: Option<String>,
     /// The registry's name for the tool, once it resolved to an ability:
     /// the call-bound turn and the trail borrow it instead of copying.
     registered: Option<&'static str>,
@@ -34,10 +38,17 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
-    /// The permission the call is gated on: `tool` or `tool.action`.
+    /// What qualifies the tool in its permission: the derived qualifier,
+    /// else the action.
+    pub(crate) fn qualifier(&self) -> Option<&str> {
+        self.derived.as_deref().or(self.action.as_deref())
+    }
+
+    /// The permission the call is gated on: `tool`, `tool.action` or
+    /// `tool.derived`.
     pub(crate) fn permission(&self) -> String {
-        match &self.action {
-            Some(action) => format!("{}.{action}", self.tool),
+        match self.qualifier() {
+            Some(qualifier) => format!("{}.{qualifier}", self.tool),
             None => self.tool.clone(),
         }
     }
@@ -62,6 +73,7 @@ impl CallState {
             CallStatus::Error
         });
         let error_code = result.as_error().map(|error| error.code().to_string());
+        let derived_permission = self.derived.is_some().then(|| self.permission());
         let entry = TrailEntry {
             call_id: Name::Shared(self.call_id),
             tool: match self.registered {
@@ -69,8 +81,9 @@ impl CallState {
                 None => Name::Shared(Arc::from(self.tool)),
             },
             action: self.action.map(|action| Name::Shared(Arc::from(action))),
-            // Derived again from the tool and action when read.
-            permission: None,
+            // Unless the ability derived it, it is derived again from the
+            // tool and action when read.
+            permission: derived_permission,
             decision: self.decision,
             status,
             error_code,
@@ -146,6 +159,7 @@ impl Dispatcher {
             call_id,
             tool: name,
             action: None,
+            derived: None,
             registered: None,
             decision: GateDecision::NotReached,
             refusal: None,
@@ -187,11 +201,20 @@ impl Dispatcher {
                 let parsed =
                     std::panic::catch_unwind(AssertUnwindSafe(|| entry.prepare(&arguments)));
                 match parsed {
-                    Ok(Ok(call)) => (
-                        Prepared::Ability(call),
-                        entry.spec().effect(),
-                        entry.spec().internal(),
-                    ),
+                    Ok(Ok(mut call)) => {
+                        if let Some(derived) = call.permission.take() {
+                            if !valid_qualifier(&derived) {
+                                let result = errors::bad_permission(&state.tool, &derived);
+                                return state.finish(turn, result);
+                            }
+                            state.derived = Some(derived);
+                        }
+                        (
+                            Prepared::Ability(call),
+                            entry.spec().effect(),
+                            entry.spec().internal(),
+                        )
+                    }
                     Ok(Err(problems)) => {
                         let result = problems.into_tool_result();
                         return state.refuse(turn, Refusal::InvalidArguments, result);
@@ -336,6 +359,15 @@ impl Dispatcher {
         });
         dispatched
     }
+}
+
+/// A derived qualifier must read like an action name, so the permission
+/// stays `tool.qualifier` and a policy file can name it.
+fn valid_qualifier(qualifier: &str) -> bool {
+    !qualifier.is_empty()
+        && qualifier
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// After a run: a read's success is kept for reuse (unless a write ran

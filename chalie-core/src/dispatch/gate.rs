@@ -83,7 +83,7 @@ impl Dispatcher {
             true => Setting::Internal,
             false => self
                 .policy
-                .lookup(turn.channel(), &state.tool, state.action.as_deref()),
+                .lookup(turn.channel(), &state.tool, state.qualifier()),
         };
         if setting == Setting::Deny {
             return Gate::Block(

@@ -176,3 +176,29 @@ pub async fn greet(turn: &Turn) -> ToolResult {
         Err(not_configured) => not_configured,
     }
 }
+
+/// Parameters of [`transfer()`].
+#[derive(Params)]
+pub struct TransferParams {
+    /// How many euros to move.
+    pub amount: u32,
+}
+
+/// Above this, a transfer is gated on `transfer.large`.
+const LARGE_TRANSFER: u32 = 1_000;
+
+/// The permission qualifier of a transfer, from its validated amount.
+fn transfer_permission(params: &TransferParams) -> Option<&'static str> {
+    (params.amount > LARGE_TRANSFER).then_some("large")
+}
+
+/// Moves money between the user's accounts. Use it only when the user asks to move money.
+#[ability(
+    effect = write,
+    permission = transfer_permission,
+    examples = ["move 50 euros to savings", "transfer money", "send 200 to my other account", "move cash", "put money in savings", "transfer funds"],
+)]
+pub async fn transfer(params: TransferParams, turn: &Turn) -> ToolResult {
+    note(turn, &format!("transfer:{}", params.amount));
+    ToolResult::success(format!("moved {}", params.amount))
+}

@@ -189,3 +189,43 @@ async fn the_policy_changes_at_run_time() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn the_ability_derives_the_permission_from_the_validated_values() {
+    // Small transfers run; large ones ask; the model cannot pick which.
+    let mut policy = Policy::new();
+    policy
+        .set(Channel::Chat, "transfer", Setting::Allow)
+        .unwrap();
+    policy
+        .set(Channel::Chat, "transfer.large", Setting::Ask)
+        .unwrap();
+    let recorder = Recorder::answering(Approval::Rejected);
+    let dispatcher = builder()
+        .policy(policy)
+        .pin(Channel::Chat, ["transfer"])
+        .approver(recorder.clone())
+        .build();
+    let turn = turn(Channel::Chat, "gate-derived");
+
+    let small = call(&dispatcher, &turn, "transfer", json!({ "amount": 50 })).await;
+    assert!(small.result.is_success(), "{}", small.envelope);
+    assert_eq!(small.record().permission, "transfer");
+
+    let large = call(&dispatcher, &turn, "transfer", json!({ "amount": 5000 })).await;
+    assert_eq!(envelope(&large).code(), Some("approval-rejected"));
+    assert_eq!(large.record().permission, "transfer.large");
+    assert_eq!(recorder.permissions(), ["transfer.large"]);
+
+    // A model naming a permission of its own is refused before the gate.
+    let forged = call(
+        &dispatcher,
+        &turn,
+        "transfer",
+        json!({ "amount": 5000, "permission": "transfer" }),
+    )
+    .await;
+    assert_eq!(envelope(&forged).code(), Some("invalid-arguments"));
+    assert_eq!(recorder.permissions().len(), 1, "nobody was asked");
+    assert_eq!(runs("gate-derived"), ["transfer:50"]);
+}

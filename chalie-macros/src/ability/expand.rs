@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use super::parse::Input;
 use super::validate::Ability;
@@ -53,6 +54,15 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
         quote!(#private::ActionSpec::__new(#action_name, &[#(#required),*]))
     });
     let action_checks = action_field_checks(ability, &type_ident, &private);
+    // Spanned on the path, so a function of the wrong shape is one error
+    // there, naming what was expected.
+    let permission = ability.permission.as_ref().map(|path| {
+        quote_spanned! {path.span()=>
+            fn permission(params: &Self::Params) -> ::core::option::Option<::std::string::String> {
+                #private::derive_permission::<Self::Params, _>(#path, params)
+            }
+        }
+    });
     let location = quote_spanned! {ability.name_span=>
         #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!())
     };
@@ -87,6 +97,8 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
                     actions: &[#(#action_specs),*],
                     location: #location,
                 });
+
+                #permission
 
                 fn call(params: Self::Params, turn: #krate::Turn) -> #private::BoxFuture<'static, #krate::ToolResult> {
                     ::std::boxed::Box::pin(async move {

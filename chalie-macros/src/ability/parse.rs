@@ -18,6 +18,7 @@ pub(crate) const VALID_KEYS: &[&str] = &[
     "effect",
     "version",
     "toolset",
+    "permission",
     "crate",
 ];
 
@@ -55,6 +56,9 @@ pub(crate) struct AbilityAttrs {
     pub(crate) effect: Option<syn::Ident>,
     pub(crate) version: Option<syn::LitStr>,
     pub(crate) toolset: Option<syn::LitStr>,
+    /// `permission = path::to::fn`: derives the permission from the
+    /// parsed parameters.
+    pub(crate) permission: Option<syn::Path>,
 }
 
 /// `examples = [...]` with the span of the whole list.
@@ -94,6 +98,7 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
             "tooltip" => once!(tooltip, meta.value()?.parse::<syn::LitStr>()?),
             "version" => once!(version, meta.value()?.parse::<syn::LitStr>()?),
             "toolset" => once!(toolset, meta.value()?.parse::<syn::LitStr>()?),
+            "permission" => once!(permission, meta.value()?.parse::<syn::Path>()?),
             "discoverable" => once!(discoverable, meta.value()?.parse::<syn::LitBool>()?),
             "internal" => {
                 let flag = if meta.input.peek(syn::Token![=]) {

@@ -25,6 +25,7 @@ pub(crate) struct Ability {
     pub(crate) read_only: bool,
     pub(crate) version: String,
     pub(crate) toolset: String,
+    pub(crate) permission: Option<syn::Path>,
     pub(crate) actions: Vec<Action>,
     pub(crate) signature: Signature,
 }
@@ -129,6 +130,7 @@ pub(crate) fn validate(
         read_only: attrs.effect.as_ref().is_some_and(|effect| effect == "read"),
         version,
         toolset,
+        permission: attrs.permission,
         actions,
         signature,
     }
