@@ -45,6 +45,14 @@ pub fn policy() -> Policy {
 /// A dispatcher over this binary's abilities, with `find_tools` searching
 /// the local abilities plus `external`'s tools.
 pub fn dispatcher(external: &[Arc<dyn ExternalTools>]) -> Arc<Dispatcher> {
+    dispatcher_with(external, |builder| builder)
+}
+
+/// [`dispatcher`], with the builder changed by `configure` last.
+pub fn dispatcher_with(
+    external: &[Arc<dyn ExternalTools>],
+    configure: impl FnOnce(DispatcherBuilder) -> DispatcherBuilder,
+) -> Arc<Dispatcher> {
     // `call_tool` is linked only to show the clash with the proxy.
     let registry = chalie_core::registry()
         .unwrap()
@@ -76,7 +84,7 @@ pub fn dispatcher(external: &[Arc<dyn ExternalTools>]) -> Arc<Dispatcher> {
     for proxy in external {
         builder = builder.external_tools(Arc::clone(proxy));
     }
-    Arc::new(builder.build())
+    Arc::new(configure(builder).build())
 }
 
 /// A server over [`dispatcher`] with no external tools.

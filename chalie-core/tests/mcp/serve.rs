@@ -250,3 +250,44 @@ fn an_ability_named_like_the_proxy_is_refused_on_demand() {
     // `full` has no proxy, so nothing clashes.
     assert!(McpServer::builder(dispatcher).build().is_ok());
 }
+
+#[tokio::test]
+async fn the_proxy_reaches_only_what_the_external_channel_s_profile_exposes() {
+    use chalie_core::{Channel, ChannelTools, Profile};
+
+    // This deployment's external channel exposes no toolset: a client that
+    // learnt a name elsewhere cannot reach it through the proxy.
+    let dispatcher = crate::dispatcher_with(&[], |builder| {
+        builder.channel_tools(
+            Channel::External,
+            ChannelTools::new().profile(Profile::new()),
+        )
+    });
+    let server = McpServer::builder(dispatcher)
+        .exposure(Exposure::OnDemand {
+            pinned: vec!["find_tools".into()],
+        })
+        .build()
+        .unwrap();
+    let client = connect(&server).await;
+    let refused = call(
+        &client,
+        CALL_PROXY,
+        json!({ "name": "lookup_order", "arguments": { "order_id": "A-1" } }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    let envelope = Envelope::parse(&text(&refused)).unwrap();
+    assert_eq!(
+        envelope.code(),
+        Some("tool-not-available"),
+        "{}",
+        text(&refused)
+    );
+    // What the server listed stays reachable.
+    let listed = call(&client, "find_tools", json!({ "query": "order" }))
+        .await
+        .unwrap();
+    assert_eq!(listed.is_error, Some(false), "{}", text(&listed));
+}
