@@ -3,7 +3,25 @@
 
 use chalie_core::{Params, ToolResult, Turn, ability};
 
+#[cfg(feature = "engine")]
 use crate::discovery::Discovery;
+
+/// Without the `engine` feature there is no index, so no [`Discovery`] value can exist:
+/// the abilities keep their contracts (what `cargo xtask manifest` and `lint` read) and
+/// answer `not-configured`, as they do for a host that installed no index.
+#[cfg(not(feature = "engine"))]
+enum Discovery {}
+
+#[cfg(not(feature = "engine"))]
+impl Discovery {
+    fn find_tools(&self, _: &[String], _: &Turn) -> ToolResult {
+        match *self {}
+    }
+
+    fn find_skills(&self, _: &[String], _: &Turn) -> ToolResult {
+        match *self {}
+    }
+}
 
 /// Most entries one call may carry: enough for every tool a turn needs, few enough that
 /// one call cannot flood the context.

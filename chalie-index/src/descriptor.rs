@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+#[cfg(feature = "engine")]
 use crate::error::IndexError;
 
 /// Longest name the tool APIs of the major model vendors accept.
@@ -94,6 +95,7 @@ pub fn normalise_name(raw: &str) -> String {
     out
 }
 
+#[cfg(feature = "engine")] // used by the build alone
 /// Checks the name rule chalie-core enforces at compile time, so data from other sources
 /// (a catalog file, a playbook) cannot smuggle in a name a tool API would reject.
 pub(crate) fn validate(descriptor: &Descriptor) -> Result<(), IndexError> {
@@ -165,6 +167,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+#[cfg(feature = "engine")] // used by the build alone
 /// The prose embedded for a descriptor's first vector: its name split into words, then its
 /// summary. Names often carry the only domain word ("weather") that a terse summary lacks.
 pub(crate) fn summary_text(descriptor: &Descriptor) -> String {
@@ -182,6 +185,7 @@ pub(crate) fn summary_text(descriptor: &Descriptor) -> String {
     text
 }
 
+#[cfg(feature = "engine")] // used by the build alone
 /// `"base (the base of the triangle)"` for each top-level property of the parameters
 /// schema, in the schema's key order.
 ///
@@ -212,6 +216,7 @@ fn parameter_phrases(descriptor: &Descriptor) -> Vec<String> {
         .collect()
 }
 
+#[cfg(feature = "engine")] // used by the build alone
 /// A property key as words: `excludeInactive` and `exclude_inactive` both give
 /// `exclude inactive`; an acronym stays one word (`teamUUID` gives `team uuid`).
 fn key_words(key: &str) -> String {

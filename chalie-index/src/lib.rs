@@ -71,41 +71,67 @@
 //! 3. **Vector**: nearest summaries and examples (usearch, cosine), kept under a distance
 //!    ceiling ([`DEFAULT_CEILING`]).
 //!
+//! # Features
+//!
+//! `engine` (default) is the index itself: tantivy, usearch, the MiniLM encoder and the
+//! `xtask` entry. Without it the crate holds only what a contract check reads (the
+//! `find_tools` and `find_skills` abilities, descriptors, catalogs, the [`Embedder`]
+//! trait), so a tool that lints or locks the linked abilities builds in seconds; the two
+//! abilities then answer `not-configured`.
+//!
 //! A manifest beside the artifacts records their sha256, the descriptors' fingerprint and
 //! the embedder's identity; [`Index::open`] verifies all of it, so a damaged index fails
 //! with `index-corrupt` and an outdated one with `index-stale`, never with "nothing found".
 
 mod abilities;
+#[cfg(feature = "engine")]
 mod build;
+#[cfg(feature = "engine")]
 mod cache;
 pub mod catalog;
 mod descriptor;
+#[cfg(feature = "engine")]
 mod discovery;
 mod embed;
 mod error;
+#[cfg(feature = "engine")]
 mod find;
+#[cfg(feature = "engine")]
 mod index;
+#[cfg(feature = "engine")]
 mod keyword;
 mod linked;
+#[cfg(feature = "engine")]
 mod manifest;
+#[cfg(feature = "engine")]
 mod rebuild;
+#[cfg(feature = "engine")]
 mod vector;
+#[cfg(feature = "engine")]
 pub mod xtask;
 
 pub use abilities::{FindParams, MAX_ENTRY_CHARS, MAX_QUERY_ENTRIES, find_skills, find_tools};
+#[cfg(feature = "engine")]
 pub use build::{BuildProgress, BuildReport, BuildStage, GraphBuild};
+#[cfg(feature = "engine")]
 pub use cache::{CACHE_FORMAT_VERSION, EmbeddingCache, default_cache_dir};
 pub use descriptor::{
     Descriptor, MAX_NAME_LEN, Source, fingerprint, local_fingerprint, normalise_name,
 };
+#[cfg(feature = "engine")]
 pub use discovery::{Discovery, SkillRules};
-pub use embed::{Embedder, HashingEmbedder, MiniLm};
-pub use embed::{MINILM_DIR_NAME, MINILM_FILES};
+pub use embed::{Embedder, HashingEmbedder};
+#[cfg(feature = "engine")]
+pub use embed::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 pub use error::{EmbedError, IndexError};
+#[cfg(feature = "engine")]
 pub use find::{
     Ambiguity, CENTROID_WEIGHT, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE,
     Rung, Scope,
 };
+#[cfg(feature = "engine")]
 pub use index::{Index, default_index_dir};
+#[cfg(feature = "engine")]
 pub use keyword::segment_gate;
+#[cfg(feature = "engine")]
 pub use manifest::{EmbedderInfo, MANIFEST_FILE, Manifest};

@@ -1,37 +1,18 @@
-//! `cargo xtask index`, `eval` and `fetch-model`: chalie-index's library entry, the same one a
-//! user's own xtask calls, over the abilities linked into this binary.
+//! `cargo xtask index`, `golden`, `eval` and `fetch-model`: run by the `xtask-index`
+//! binary, which links the embedding stack this one does without.
 
-use chalie_index::xtask::Xtask;
+use std::process::Command;
 
-/// The assistant's playbooks, which it also ships inside its binary.
-pub(crate) const SKILLS_DIR: &str = "examples/assistant/skills";
-
-/// The discovery task of this workspace: the index the assistant and the MCP server open,
-/// at the default folder (`.chalie/index`).
-pub(crate) fn task() -> Xtask {
-    Xtask::new(crate::project_root()).skills(SKILLS_DIR)
-}
-
-/// The assistant's golden requests: user phrasings of what its abilities serve, none a copy
-/// of an example phrase, and requests none serves.
-pub(crate) const GOLDEN_SET: &str = "examples/assistant/eval/golden.jsonl";
-
-/// The retrieval gate `cargo xtask golden` (and so `cargo xtask test`) applies to
-/// [`GOLDEN_SET`] when given no file. Measured with all-MiniLM-L6-v2: recall@5 0.925 (62 of
-/// 67) and abstention 0.667 (16 of 24); each threshold leaves one request of slack.
-const GOLDEN_GATE: [&str; 4] = ["--min-recall", "0.90", "--min-abstention", "0.625"];
-
-/// Runs `command` with `args` through the library entry; `golden` alone runs the
-/// assistant's set against its gate.
+/// Runs `command` with `args` in `xtask-index`, failing when it fails (it printed why).
 pub(crate) fn run(command: &str, args: &[String]) -> crate::Outcome {
-    let args: Vec<String> = if command == "golden" && args.is_empty() {
-        std::iter::once(GOLDEN_SET)
-            .chain(GOLDEN_GATE)
-            .map(str::to_owned)
-            .collect()
+    let status = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--package", "xtask-index", "--", command])
+        .args(args)
+        .current_dir(crate::project_root())
+        .status()?;
+    if status.success() {
+        Ok(())
     } else {
-        args.to_vec()
-    };
-    let args = std::iter::once(command.to_owned()).chain(args);
-    Ok(task().run(args)?)
+        Err(format!("`cargo xtask {command}` failed ({status})").into())
+    }
 }

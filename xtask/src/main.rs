@@ -14,9 +14,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 // The abilities the shipped programs serve: the assistant and the MCP server
-// link exactly this crate (and chalie-index's `find_tools` and
-// `find_skills`), so the index, the manifest and the lint cover what they serve.
-chalie_core::link_abilities!(assistant);
+// link exactly these (chalie-index's are `find_tools` and `find_skills`), so the
+// manifest and the lint cover what they serve. Both crates are built without
+// their index engine here; `xtask-index` builds the index.
+chalie_core::link_abilities!(assistant, chalie_index);
 
 /// A subcommand's outcome; the message of an error is printed as it is.
 type Outcome = Result<(), Box<dyn std::error::Error>>;

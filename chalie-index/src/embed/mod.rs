@@ -1,12 +1,16 @@
 //! Turning prose into unit vectors. The index only sees the [`Embedder`] trait, so the
 //! default model can be swapped (or faked in tests) without touching the engine.
 
+#[cfg(feature = "engine")]
 mod bert;
 mod hashing;
+#[cfg(feature = "engine")]
 mod minilm;
+#[cfg(feature = "engine")]
 mod ops;
 
 pub use hashing::HashingEmbedder;
+#[cfg(feature = "engine")]
 pub use minilm::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 
 use crate::error::EmbedError;

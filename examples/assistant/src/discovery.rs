@@ -3,11 +3,13 @@
 //! abilities through the [`Discovery`] extension.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use chalie_core::{Profile, Registry};
+use chalie_core::Registry;
+use chalie_index::Descriptor;
 use chalie_index::catalog::{self, CatalogError};
-use chalie_index::{Descriptor, Discovery, Embedder, Index, IndexError};
+
+#[cfg(feature = "discovery")]
+pub use opening::{IndexMode, open};
 
 /// The playbooks shipped in `skills/`, as `(file, text)`.
 const SKILL_FILES: [(&str, &str); 3] = [
@@ -41,37 +43,46 @@ pub fn descriptors(registry: &Registry) -> Result<Vec<Descriptor>, CatalogError>
     Ok(all)
 }
 
-/// How a program gets its discovery index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexMode<'a> {
-    /// Open the index `cargo xtask index` built, or stop with its error: missing, stale
-    /// and corrupt indexes are refused, never rebuilt behind the user's back.
-    Prebuilt,
-    /// Development (`--rebuild-index`): rebuild the index in place when it is missing,
-    /// stale or corrupt, saying why on stderr, with the embedding cache in `cache_dir`.
-    Rebuild {
-        /// The embedding cache's folder, shared with `cargo xtask index`.
-        cache_dir: &'a Path,
-    },
-}
+#[cfg(feature = "discovery")]
+mod opening {
+    use std::path::Path;
+    use std::sync::Arc;
 
-/// Opens the index in `dir`, checked against exactly `descriptors` and `embedder`
-/// (rebuilding it first only when `mode` says so), answering only with what `profile`
-/// exposes.
-pub fn open(
-    descriptors: &[Descriptor],
-    embedder: Arc<dyn Embedder>,
-    dir: &Path,
-    mode: IndexMode<'_>,
-    profile: &Profile,
-) -> Result<Discovery, IndexError> {
-    let index = match mode {
-        IndexMode::Prebuilt => Index::open_checked(dir, embedder, descriptors)?,
-        IndexMode::Rebuild { cache_dir } => {
-            Index::rebuild_if_needed(descriptors, embedder, dir, Some(cache_dir), &mut |why| {
-                eprintln!("rebuilding the discovery index at {}: {why}", dir.display())
-            })?
-        }
-    };
-    Ok(Discovery::new(Arc::new(index)).with_profile(profile))
+    use chalie_core::Profile;
+    use chalie_index::{Descriptor, Discovery, Embedder, Index, IndexError};
+
+    /// How a program gets its discovery index.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum IndexMode<'a> {
+        /// Open the index `cargo xtask index` built, or stop with its error: missing, stale
+        /// and corrupt indexes are refused, never rebuilt behind the user's back.
+        Prebuilt,
+        /// Development (`--rebuild-index`): rebuild the index in place when it is missing,
+        /// stale or corrupt, saying why on stderr, with the embedding cache in `cache_dir`.
+        Rebuild {
+            /// The embedding cache's folder, shared with `cargo xtask index`.
+            cache_dir: &'a Path,
+        },
+    }
+
+    /// Opens the index in `dir`, checked against exactly `descriptors` and `embedder`
+    /// (rebuilding it first only when `mode` says so), answering only with what `profile`
+    /// exposes.
+    pub fn open(
+        descriptors: &[Descriptor],
+        embedder: Arc<dyn Embedder>,
+        dir: &Path,
+        mode: IndexMode<'_>,
+        profile: &Profile,
+    ) -> Result<Discovery, IndexError> {
+        let index = match mode {
+            IndexMode::Prebuilt => Index::open_checked(dir, embedder, descriptors)?,
+            IndexMode::Rebuild { cache_dir } => {
+                Index::rebuild_if_needed(descriptors, embedder, dir, Some(cache_dir), &mut |why| {
+                    eprintln!("rebuilding the discovery index at {}: {why}", dir.display())
+                })?
+            }
+        };
+        Ok(Discovery::new(Arc::new(index)).with_profile(profile))
+    }
 }

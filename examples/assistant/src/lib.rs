@@ -26,6 +26,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod calendar;
+#[cfg(feature = "discovery")]
 pub mod demo;
 pub mod discovery;
 pub mod memory;
@@ -39,7 +40,9 @@ pub mod web;
 
 use chalie_core::{Channel, Policy, Profile, Setting};
 
-pub use discovery::{IndexMode, descriptors, skills};
+#[cfg(feature = "discovery")]
+pub use discovery::IndexMode;
+pub use discovery::{descriptors, skills};
 pub use state::{
     Calendar, Event, Host, Memory, MemoryItem, NotesFolder, SAMPLE_NOW, Scratch, Task, TaskState,
     Tasks,

@@ -10,6 +10,7 @@ use chalie_index::Embedder;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "discovery")]
 use chalie_index::Discovery;
 
 /// The instant the sample data is written around: Monday 2 March 2026,
@@ -272,6 +273,7 @@ pub struct Host {
     /// Large results and cursors.
     pub scratch: Arc<Scratch>,
     /// The discovery index, when one was built.
+    #[cfg(feature = "discovery")]
     pub discovery: Option<Arc<Discovery>>,
 }
 
@@ -292,6 +294,7 @@ impl Host {
             tasks: Arc::new(Tasks::sample(clock.now())),
             notes: Arc::new(NotesFolder::sample()),
             scratch: Arc::new(Scratch::new()),
+            #[cfg(feature = "discovery")]
             discovery: None,
         }
     }
@@ -303,6 +306,7 @@ impl Host {
     }
 
     /// The same host with a discovery index for `find_tools`.
+    #[cfg(feature = "discovery")]
     pub fn with_discovery(mut self, discovery: Discovery) -> Self {
         self.discovery = Some(Arc::new(discovery));
         self
@@ -323,9 +327,10 @@ impl Host {
             .shared_extension(Arc::clone(&self.tasks))
             .shared_extension(Arc::clone(&self.notes))
             .shared_extension(Arc::clone(&self.scratch));
-        match &self.discovery {
-            Some(discovery) => builder.shared_extension(Arc::clone(discovery)),
-            None => builder,
+        #[cfg(feature = "discovery")]
+        if let Some(discovery) = &self.discovery {
+            return builder.shared_extension(Arc::clone(discovery));
         }
+        builder
     }
 }
