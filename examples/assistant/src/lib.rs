@@ -15,7 +15,8 @@
 //! let host = assistant::Host::sample();
 //! let registry = chalie_core::registry().expect("unique names").clone();
 //! let dispatcher = host.install(Dispatcher::builder(registry).policy(assistant::policy())).build();
-//! let turn = Turn::builder(Channel::Chat).build();
+//! // The program seeds this call itself, so it pins the tool for the turn.
+//! let turn = Turn::builder(Channel::Chat).pin(["weather"]).build();
 //! let done = dispatcher.dispatch(&turn, ToolCall::new("weather", serde_json::json!({ "location": "Rome" }))).await;
 //! assert!(done.envelope.contains("\"condition\":\"Cloudy\""));
 //! # }
