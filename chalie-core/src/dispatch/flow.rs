@@ -145,7 +145,15 @@ impl Dispatcher {
     /// timeout); a call with `async: true` on a channel that allows
     /// background calls returns a receipt at once, and its final result is
     /// delivered through [`Dispatcher::background`].
+    ///
+    /// Each call is one `execute_tool` [`tracing`] span (see
+    /// [`DispatcherBuilder::trace_payloads`](super::DispatcherBuilder::trace_payloads)).
     pub async fn dispatch(&self, turn: &Turn, call: ToolCall) -> Dispatched {
+        super::trace::traced(self, turn, call).await
+    }
+
+    /// The call's path, inside its span.
+    pub(crate) async fn dispatch_untraced(&self, turn: &Turn, call: ToolCall) -> Dispatched {
         let ToolCall {
             id,
             name,

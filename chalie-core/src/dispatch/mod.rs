@@ -28,6 +28,7 @@ mod reuse;
 mod session;
 mod store;
 mod surface;
+mod trace;
 mod validate;
 
 use std::collections::{HashMap, HashSet};
@@ -133,6 +134,7 @@ pub struct Dispatcher {
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
     channels: Channels,
+    trace_payloads: bool,
     extensions: Arc<Extensions>,
     // Looked up on every call; the hasher is fast and seeded per process.
     sessions: DashMap<String, Arc<Session>, foldhash::fast::RandomState>,
@@ -166,6 +168,7 @@ pub struct DispatcherBuilder {
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
     channels: Channels,
+    trace_payloads: bool,
     extensions: Extensions,
 }
 
@@ -207,6 +210,14 @@ impl DispatcherBuilder {
     ) -> Self {
         let tools = std::mem::take(self.channels.entry(channel));
         *self.channels.entry(channel) = tools.pin(names);
+        self
+    }
+
+    /// Also records each call's arguments and envelope on its span
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). Off by
+    /// default: they may hold private data.
+    pub fn trace_payloads(mut self, record: bool) -> Self {
+        self.trace_payloads = record;
         self
     }
 
@@ -285,6 +296,7 @@ impl DispatcherBuilder {
             required_tags: self.required_tags,
             granted_tags: self.granted_tags,
             channels: self.channels,
+            trace_payloads: self.trace_payloads,
             extensions: Arc::new(self.extensions),
             sessions: DashMap::with_hasher(foldhash::fast::RandomState::default()),
             next_call: AtomicU64::new(1),
@@ -305,6 +317,7 @@ impl Dispatcher {
             required_tags: HashMap::new(),
             granted_tags: HashSet::new(),
             channels: Channels::default(),
+            trace_payloads: false,
             extensions: Extensions::new(),
         }
     }

@@ -120,6 +120,12 @@ pub trait Model: Send + Sync {
         true
     }
 
+    /// The model's id, as its API names it (`gen_ai.request.model` on the
+    /// request's span); `None` when there is none to give.
+    fn model_id(&self) -> Option<&str> {
+        None
+    }
+
     /// Streams the reply to `request`: text deltas and complete tool calls,
     /// in the order the model produced them.
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>>;

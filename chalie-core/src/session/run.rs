@@ -103,7 +103,18 @@ pub(crate) fn spawn_run(
         tool_calls: 0,
         iterations: 0,
     };
-    Ok(handle.spawn(async move {
+    // The run's span: every model request and tool call below is a child.
+    let span = tracing::info_span!(
+        target: "chalie::session",
+        "invoke_agent",
+        "gen_ai.operation.name" = "invoke_agent",
+        "chalie.session.id" = ctx.turn.session_id(),
+        "chalie.run.id" = ctx.turn.run_id(),
+        "chalie.channel" = ctx.turn.channel().as_str(),
+        "chalie.status" = tracing::field::Empty,
+        "chalie.tool_calls" = tracing::field::Empty,
+    );
+    let run = async move {
         let status = match ctx.drive(kind).await {
             Ok(status) => status,
             Err(error) => {
@@ -113,8 +124,12 @@ pub(crate) fn spawn_run(
                 RunStatus::Failed
             }
         };
+        let span = tracing::Span::current();
+        span.record("chalie.status", status.as_str());
+        span.record("chalie.tool_calls", ctx.tool_calls);
         ctx.settle(status);
-    }))
+    };
+    Ok(handle.spawn(tracing::Instrument::instrument(run, span)))
 }
 
 impl RunCtx {
@@ -292,11 +307,23 @@ impl RunCtx {
             let mut holding = !retried && offered;
             let narration = &self.core.config.narration;
             self.iterations += 1;
+            let model_span = tracing::info_span!(
+                target: "chalie::session",
+                "chat",
+                "gen_ai.operation.name" = "chat",
+                "gen_ai.request.model" = self.core.model.model_id().unwrap_or("unknown"),
+                "chalie.tools.offered" = request.tools.len(),
+                "chalie.tool_calls" = tracing::field::Empty,
+                "error.type" = tracing::field::Empty,
+            );
             let mut stream = self.core.model.stream(request);
             let mut text = String::new();
             let mut calls = Vec::new();
             let mut failure = None;
-            while let Some(chunk) = stream.next().await {
+            // Entered only while the reply streams, never across a tool call.
+            while let Some(chunk) =
+                tracing::Instrument::instrument(stream.next(), model_span.clone()).await
+            {
                 match chunk {
                     Ok(ModelChunk::Text(delta)) => {
                         text.push_str(&delta);
@@ -316,6 +343,11 @@ impl RunCtx {
                     }
                 }
             }
+            model_span.record("chalie.tool_calls", calls.len());
+            if failure.is_some() {
+                model_span.record("error.type", "model_error");
+            }
+            drop(model_span);
             if let Some(error) = failure {
                 let shown = if holding { String::new() } else { text };
                 if !shown.is_empty() {

@@ -173,6 +173,10 @@ impl Model for ScriptedModel {
         !self.without_tools
     }
 
+    fn model_id(&self) -> Option<&str> {
+        Some("scripted")
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
         self.requests
             .lock()

@@ -20,6 +20,7 @@ mod owners;
 mod restart;
 mod runs;
 mod stores;
+mod traces;
 
 use std::sync::Arc;
 

@@ -226,6 +226,10 @@ impl Model for OpenAiModel {
         self.tools
     }
 
+    fn model_id(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
         let client = match self.connector.client() {
             Ok(client) => client,

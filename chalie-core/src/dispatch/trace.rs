@@ -1,0 +1,84 @@
+//! One `tracing` span per call, named and attributed as the OpenTelemetry
+//! GenAI semantic conventions name a tool execution, plus chalie's own
+//! attributes. Nothing is recorded unless a subscriber is installed, and
+//! arguments and results only when the host opts in.
+
+use tracing::Instrument;
+use tracing::field::Empty;
+
+use super::Dispatcher;
+use super::call::{Dispatched, ToolCall};
+use crate::{CallStatus, GateDecision, Turn};
+
+pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall) -> Dispatched {
+    let span = tracing::info_span!(
+        target: "chalie::dispatch",
+        "execute_tool",
+        "otel.name" = Empty,
+        "otel.status_code" = Empty,
+        "gen_ai.operation.name" = "execute_tool",
+        "gen_ai.tool.name" = call.name.as_str(),
+        "gen_ai.tool.call.id" = Empty,
+        "gen_ai.tool.call.arguments" = Empty,
+        "gen_ai.tool.call.result" = Empty,
+        "chalie.channel" = turn.channel().as_str(),
+        "chalie.session.id" = turn.session_id(),
+        "chalie.run.id" = turn.run_id(),
+        "chalie.permission" = Empty,
+        "chalie.gate.decision" = Empty,
+        "chalie.status" = Empty,
+        "error.type" = Empty,
+        "chalie.background" = Empty,
+        "chalie.reused" = Empty,
+    );
+    // Without a subscriber the span is disabled: no formatting at all.
+    if span.is_disabled() {
+        return dispatcher.dispatch_untraced(turn, call).await;
+    }
+    span.record("otel.name", format!("execute_tool {}", call.name));
+    if dispatcher.trace_payloads {
+        span.record(
+            "gen_ai.tool.call.arguments",
+            call.arguments.to_string().as_str(),
+        );
+    }
+    let done = dispatcher
+        .dispatch_untraced(turn, call)
+        .instrument(span.clone())
+        .await;
+    let record = done.record();
+    span.record("gen_ai.tool.call.id", done.call_id());
+    span.record("chalie.permission", record.permission.as_str());
+    span.record("chalie.gate.decision", decision_name(record.decision));
+    span.record("chalie.status", status_name(record.status));
+    span.record("chalie.background", record.background);
+    span.record("chalie.reused", record.reused);
+    if let Some(code) = &record.error_code {
+        span.record("error.type", code.as_str());
+        span.record("otel.status_code", "ERROR");
+    }
+    if dispatcher.trace_payloads {
+        span.record("gen_ai.tool.call.result", done.envelope.as_str());
+    }
+    done
+}
+
+fn decision_name(decision: GateDecision) -> &'static str {
+    match decision {
+        GateDecision::Allowed => "allowed",
+        GateDecision::Approved => "approved",
+        GateDecision::Rejected => "rejected",
+        GateDecision::Denied => "denied",
+        GateDecision::Internal => "internal",
+        GateDecision::Planned => "planned",
+        GateDecision::NotReached => "not_reached",
+    }
+}
+
+fn status_name(status: CallStatus) -> &'static str {
+    match status {
+        CallStatus::Success => "success",
+        CallStatus::Error => "error",
+        CallStatus::Pending => "pending",
+    }
+}
