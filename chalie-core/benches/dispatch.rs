@@ -95,8 +95,10 @@ fn bench(c: &mut Criterion) {
     policy
         .set(Channel::Chat, "add3", Setting::Allow)
         .expect("a valid permission");
+    // Pinned: the bench program seeds its own calls, with no find_tools.
     let dispatcher = Dispatcher::builder(registry)
         .policy(policy)
+        .pin(Channel::Chat, ["add3"])
         .without_rate_limit()
         .build();
 

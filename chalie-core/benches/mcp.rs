@@ -153,6 +153,7 @@ fn bench(c: &mut Criterion) {
         .policy(policy.clone())
         .without_rate_limit()
         .external_tools(source)
+        .pin(Channel::External, ["bench__add3"])
         .build();
     // Reuse would answer a repeated read from memory: every iteration is
     // its own run, so each one crosses the wire.

@@ -53,6 +53,7 @@ fn dispatcher() -> Arc<Dispatcher> {
     Arc::new(
         Dispatcher::builder(registry)
             .policy(policy)
+            .pin(Channel::Chat, ["lookup"])
             .without_rate_limit()
             .build(),
     )

@@ -284,6 +284,7 @@ pub(crate) struct Pins {
 
 impl Pins {
     /// Pins `names`, each once, keeping their first order.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's listing
     pub(crate) fn from_names<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
         let mut pins = Self::default();
         pins.extend(names);
@@ -391,6 +392,7 @@ impl TurnBuilder {
 
     /// Pins a set shared by many turns (the MCP server's listing), instead
     /// of copying it into each.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's listing
     pub(crate) fn pin_shared(mut self, pins: &Arc<Pins>) -> Self {
         self.shared_pins = Some(Arc::clone(pins));
         self

@@ -3,6 +3,7 @@
 //!
 //! [cargo-xtask]: https://github.com/matklad/cargo-xtask
 
+mod bench_dispatch;
 mod build_time;
 mod ci;
 mod index;
@@ -36,6 +37,8 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   test                         every test, then the contract checks (what CI runs)
   demo                         the example, after preparing what it needs
+  bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
+                               callgrind for chalie, rmcp and the no-framework floor
   build-time [--abilities N]   cold build time of N generated abilities vs N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
   manifest --check             fail when a contract changed without its version bump (CI)
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
     let outcome: Outcome = match command.as_str() {
         "test" => ci::test(&rest),
         "demo" => ci::demo(&rest),
+        "bench-dispatch" => bench_dispatch::run(&rest),
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),

@@ -36,7 +36,10 @@ fn main() -> ExitCode {
         );
     }
     // The index the assistant and the MCP server open, at the default folder (`.chalie/index`).
-    let task = Xtask::from_manifest_dir(env!("CARGO_MANIFEST_DIR")).skills(SKILLS_DIR);
+    // This crate sits at `xtask/index`: the workspace root is two levels up.
+    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.ancestors().nth(2).unwrap_or(manifest_dir);
+    let task = Xtask::new(root).skills(SKILLS_DIR);
     match task.run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
