@@ -3,6 +3,8 @@
 //! so `#[derive(Params)]` evaluates these checks as constants and a wrong
 //! default is a compile error on its literal.
 
+use super::message::ConstMessage;
+
 /// Which literal defaults a parameter type accepts; see
 /// [`ParamType::DEFAULT_RULE`](super::ParamType::DEFAULT_RULE).
 #[doc(hidden)]
@@ -147,82 +149,10 @@ const fn contains(values: &[&str], text: &str) -> bool {
     false
 }
 
-/// Room for one message: the field, its type, the literal and an enum's
-/// values. Longer text is cut at a character boundary, never lost whole.
-const CAPACITY: usize = 1024;
-
-/// A message built during constant evaluation.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct ConstMessage {
-    bytes: [u8; CAPACITY],
-    len: usize,
-}
-
-impl ConstMessage {
-    const fn new() -> Self {
-        Self {
-            bytes: [0; CAPACITY],
-            len: 0,
-        }
-    }
-
-    const fn push(mut self, text: &str) -> Self {
-        let text = text.as_bytes();
-        let mut index = 0;
-        // Whole characters only, so the bytes stay valid UTF-8.
-        let mut end = text.len();
-        if self.len + end > CAPACITY {
-            end = CAPACITY - self.len;
-            while end > 0 && (text[end] & 0b1100_0000) == 0b1000_0000 {
-                end -= 1;
-            }
-        }
-        while index < end {
-            self.bytes[self.len] = text[index];
-            self.len += 1;
-            index += 1;
-        }
-        self
-    }
-
-    const fn push_int(self, value: i128) -> Self {
-        let mut digits = [0u8; 40];
-        let mut start = digits.len();
-        let negative = value < 0;
-        let mut rest = value.unsigned_abs();
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        if negative {
-            start -= 1;
-            digits[start] = b'-';
-        }
-        let (_, tail) = digits.split_at(start);
-        match core::str::from_utf8(tail) {
-            Ok(text) => self.push(text),
-            Err(_) => self,
-        }
-    }
-
-    /// The message text.
-    pub const fn as_str(&self) -> &str {
-        let (text, _) = self.bytes.split_at(self.len);
-        match core::str::from_utf8(text) {
-            Ok(text) => text,
-            Err(_) => "invalid default",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::message::CAPACITY;
 
     const SITE: DefaultSite = DefaultSite {
         field: "count",

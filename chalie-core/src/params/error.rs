@@ -44,6 +44,13 @@ pub enum Problem {
         /// The fields it does take.
         valid: Vec<String>,
     },
+    /// A field that belongs to other actions than the one called.
+    OtherAction {
+        /// The actions the field belongs to.
+        belongs_to: Vec<String>,
+        /// The action the call named.
+        action: String,
+    },
     /// Anything else, said in a sentence.
     Invalid(String),
 }
@@ -85,6 +92,18 @@ impl fmt::Display for ParamError {
                     f,
                     "unknown field `{path}`; valid fields are {}",
                     backticked(valid)
+                )
+            }
+            Problem::OtherAction { belongs_to, action } => {
+                let actions = if belongs_to.len() == 1 {
+                    "action"
+                } else {
+                    "actions"
+                };
+                write!(
+                    f,
+                    "`{path}` is only for {actions} {}, not `{action}`",
+                    backticked(belongs_to)
                 )
             }
             Problem::Invalid(message) if path.is_empty() => f.write_str(message),
@@ -172,12 +191,38 @@ impl ParamErrors {
     /// problem on its own line, and how to recover.
     pub fn into_tool_result(self) -> ToolResult {
         let valid = self.valid_values();
-        ToolResult::error(
-            "invalid-arguments",
-            self.to_string(),
-            "fix the fields named above and call again with the same tool",
-        )
-        .with_valid_values(valid)
+        let hint = self.hint();
+        ToolResult::error("invalid-arguments", self.to_string(), hint).with_valid_values(valid)
+    }
+
+    /// How to recover: the general advice, or, when every problem is a
+    /// field sent with the wrong action, which fields to leave out.
+    fn hint(&self) -> String {
+        let mut misplaced = Vec::new();
+        let mut called = None;
+        let mut belongs_to: Option<&[String]> = None;
+        for error in &self.errors {
+            let Problem::OtherAction {
+                belongs_to: actions,
+                action,
+            } = &error.problem
+            else {
+                return "fix the fields named above and call again with the same tool".into();
+            };
+            misplaced.push(error.path.clone());
+            called = Some(action);
+            belongs_to = Some(actions);
+        }
+        match (called, belongs_to, misplaced.as_slice()) {
+            (Some(action), Some([only]), [field]) => format!(
+                "leave `{field}` out of action `{action}`, or call action `{only}` if that is what you meant"
+            ),
+            (Some(action), _, _) => format!(
+                "leave {} out of action `{action}` and call again",
+                backticked(&misplaced)
+            ),
+            _ => "fix the fields named above and call again with the same tool".into(),
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! Typed parameters: a JSON Schema fixed at compile time and a parser that
 //! answers a model's malformed arguments with self-correcting errors.
 
+mod actions;
 mod default;
 mod error;
+mod message;
 mod reader;
 mod schema;
 mod schemars_type;
@@ -16,9 +18,11 @@ pub use types::Bounded;
 pub(crate) use reader::find_field;
 
 #[doc(hidden)]
+pub use actions::{field_actions_problem, required_field_problem};
+#[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
 #[doc(hidden)]
-pub use reader::{ObjectReader, parse_enum_value};
+pub use reader::{Bounds, ObjectReader, parse_enum_value};
 #[doc(hidden)]
 pub use schema::{FieldSpec, ObjectSchema, enum_schema, fallback_schema};
 
@@ -39,6 +43,12 @@ use crate::ability::MacroOnly;
 pub trait Params: Sized + Send + 'static {
     /// The JSON property names, in declaration order.
     const FIELDS: &'static [&'static str];
+
+    /// The fields that belong to some actions only, with those actions
+    /// (`#[param(actions = [...])]`); checked against the ability's
+    /// declared actions when the crate compiles.
+    #[doc(hidden)]
+    const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[];
 
     /// The parameters' JSON Schema, built once.
     fn schema() -> &'static Value;

@@ -9,6 +9,19 @@ use super::{BoundedField, Field, ParamType, schema};
 /// Checks a parsed value against `#[param(min, max)]`: the bound it broke.
 type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
 
+/// The field every ability with actions takes, naming the action.
+const ACTION_FIELD: &str = "action";
+
+/// `#[param(min, max, clamp)]` on a field.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bounds {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Out-of-range numbers become the nearest bound instead of an error.
+    pub clamp: bool,
+}
+
 /// Reads the fields of one object; used by `#[derive(Params)]` code.
 #[doc(hidden)]
 pub struct ObjectReader<'a> {
@@ -85,10 +98,10 @@ impl<'a> ObjectReader<'a> {
         &mut self,
         name: &str,
         default: Option<Value>,
-        min: Option<f64>,
-        max: Option<f64>,
+        bounds: Bounds,
         check: Option<BoundsCheck<T>>,
     ) -> Option<T> {
+        let Bounds { min, max, clamp } = bounds;
         let path = field_path(self.path, name);
         // Borrowed on the hot path; owned only for a default.
         let value: std::borrow::Cow<'_, Value> = match find_field(self.object, name) {
@@ -101,6 +114,10 @@ impl<'a> ObjectReader<'a> {
                     return None;
                 }
             },
+            Some(value) if clamp => match clamped(value, min, max) {
+                Some(bound) => std::borrow::Cow::Owned(bound),
+                None => std::borrow::Cow::Borrowed(value),
+            },
             Some(value) => std::borrow::Cow::Borrowed(value),
         };
         let parsed = match T::parse(&value, &path) {
@@ -109,7 +126,13 @@ impl<'a> ObjectReader<'a> {
                 // A number outside its type's range (500 for a `u8`) is
                 // reported with the bounds the author declared, which are
                 // the ones the model saw in the schema.
-                let declared = declared_bounds(min, max);
+                // A clamped field's declared sides never fail, so the
+                // bound crossed is the type's own.
+                let declared = if clamp {
+                    None
+                } else {
+                    declared_bounds(min, max)
+                };
                 match (errors.errors(), declared) {
                     (
                         [
@@ -154,7 +177,7 @@ impl<'a> ObjectReader<'a> {
         name: &str,
         default: Option<Value>,
     ) -> Option<F::Type> {
-        self.field::<F::Type>(name, default, None, None, None)
+        self.field::<F::Type>(name, default, Bounds::default(), None)
     }
 
     /// Reads bounded field `N` of a `#[derive(Params)]` struct.
@@ -162,10 +185,33 @@ impl<'a> ObjectReader<'a> {
         &mut self,
         name: &str,
         default: Option<Value>,
-        min: Option<f64>,
-        max: Option<f64>,
+        bounds: Bounds,
     ) -> Option<F::Type> {
-        self.field::<F::Type>(name, default, min, max, Some(check_bounds::<F::Type>))
+        self.field::<F::Type>(name, default, bounds, Some(check_bounds::<F::Type>))
+    }
+
+    /// Whether field `name`, which belongs to `actions` only, may be read:
+    /// `false` (with the problem recorded) when it was sent with another
+    /// action. An absent or `null` field belongs anywhere, and an `action`
+    /// that is not a string is left to that field's own check.
+    pub fn belongs(&mut self, name: &str, actions: &[&str]) -> bool {
+        if find_field(self.object, name).is_none_or(Value::is_null) {
+            return true;
+        }
+        let Some(Value::String(action)) = find_field(self.object, ACTION_FIELD) else {
+            return true;
+        };
+        if actions.contains(&action.as_str()) {
+            return true;
+        }
+        self.errors.push(
+            field_path(self.path, name),
+            Problem::OtherAction {
+                belongs_to: actions.iter().map(|action| (*action).to_owned()).collect(),
+                action: action.clone(),
+            },
+        );
+        false
     }
 
     /// `Err` with every problem found, if any.
@@ -184,6 +230,17 @@ impl<'a> ObjectReader<'a> {
         } else {
             self.errors
         }
+    }
+}
+
+/// The bound a number sent outside a clamped field's range becomes;
+/// `None` when it is inside (or not a number, which parsing reports).
+fn clamped(value: &Value, min: Option<f64>, max: Option<f64>) -> Option<Value> {
+    let number = value.as_f64()?;
+    match (min, max) {
+        (Some(min), _) if number < min => Some(schema::number(min)),
+        (_, Some(max)) if number > max => Some(schema::number(max)),
+        _ => None,
     }
 }
 

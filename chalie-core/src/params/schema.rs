@@ -14,6 +14,11 @@ pub struct FieldSpec {
     pub default: Option<Value>,
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// `#[param(clamp)]`: out-of-range values are clamped, not rejected.
+    pub clamp: bool,
+    /// `#[param(actions = [...])]`: the actions the field belongs to;
+    /// empty when it belongs to all.
+    pub actions: &'static [&'static str],
 }
 
 /// Accumulates properties into an object schema with
@@ -31,26 +36,33 @@ impl ObjectSchema {
     }
 
     pub fn field(&mut self, field: FieldSpec) {
+        let description = describe_field(&field);
         let mut schema = match field.schema {
             Value::Object(map) => map,
             _ => Map::new(),
         };
         // The field's own words come first: the model reads this key.
         let mut ordered = Map::new();
-        ordered.insert(
-            "description".into(),
-            Value::String(field.description.to_owned()),
-        );
+        ordered.insert("description".into(), Value::String(description));
         for (key, value) in schema.iter_mut() {
             if key != "description" {
                 ordered.insert(key.clone(), value.take());
             }
         }
-        if let Some(min) = field.min {
-            ordered.insert("minimum".into(), number(min));
-        }
-        if let Some(max) = field.max {
-            ordered.insert("maximum".into(), number(max));
+        // A clamped side accepts any number, so the schema states no bound
+        // there that a validating client would enforce (not even the
+        // type's own, e.g. an unsigned integer's `minimum: 0`): the
+        // description gives the range instead.
+        for (key, bound) in [("minimum", field.min), ("maximum", field.max)] {
+            match bound {
+                Some(_) if field.clamp => {
+                    ordered.remove(key);
+                }
+                Some(bound) => {
+                    ordered.insert(key.into(), number(bound));
+                }
+                None => {}
+            }
         }
         let has_default = field.default.is_some();
         if let Some(default) = field.default {
@@ -73,8 +85,51 @@ impl ObjectSchema {
     }
 }
 
+/// The field's doc comment, then what the model must know that the
+/// schema cannot say: a clamped range, the actions the field belongs to.
+fn describe_field(field: &FieldSpec) -> String {
+    let mut description = field.description.to_owned();
+    let mut sentence = |text: String| {
+        let ends_a_sentence = description.trim_end().ends_with(['.', '!', '?', ':', ')']);
+        if description.trim().is_empty() {
+            description.clear();
+        } else if !ends_a_sentence {
+            description.push('.');
+        }
+        if !description.is_empty() {
+            description.push(' ');
+        }
+        description.push_str(&text);
+    };
+    if field.clamp {
+        let range = match (field.min, field.max) {
+            (Some(min), Some(max)) => format!("{min}–{max}"),
+            (Some(min), None) => format!("at least {min}"),
+            (None, Some(max)) => format!("at most {max}"),
+            // The macro refuses a clamp without bounds.
+            (None, None) => String::new(),
+        };
+        if !range.is_empty() {
+            sentence(format!("Clamped to {range}."));
+        }
+    }
+    match field.actions {
+        [] => {}
+        [action] => sentence(format!("Only for action `{action}`.")),
+        actions => sentence(format!(
+            "Only for actions {}.",
+            actions
+                .iter()
+                .map(|action| format!("`{action}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+    description
+}
+
 /// Integral bounds render as integers (`1`, not `1.0`).
-fn number(value: f64) -> Value {
+pub(crate) fn number(value: f64) -> Value {
     if value.fract() == 0.0 && value.abs() < 9.0e15 {
         json!(value as i64)
     } else {
@@ -137,5 +192,44 @@ fn plural(description: &str) -> String {
         format!("values that are {description}")
     } else {
         format!("{bare}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(description: &'static str, clamp: bool, actions: &'static [&'static str]) -> FieldSpec {
+        FieldSpec {
+            name: "bpm",
+            description,
+            schema: json!({ "type": "integer", "minimum": 0 }),
+            optional: true,
+            default: None,
+            min: Some(40.0),
+            max: None,
+            clamp,
+            actions,
+        }
+    }
+
+    fn property(field: FieldSpec) -> Value {
+        let mut schema = ObjectSchema::new();
+        schema.field(field);
+        schema.finish()["properties"]["bpm"].clone()
+    }
+
+    #[test]
+    fn the_added_sentences_follow_the_doc_comment_as_sentences() {
+        let clamped = property(spec("Beats per minute", true, &["generate", "remix"]));
+        assert_eq!(
+            clamped["description"],
+            "Beats per minute. Clamped to at least 40. Only for actions `generate`, `remix`."
+        );
+        // The clamped side drops even the type's own bound.
+        assert!(clamped.get("minimum").is_none(), "{clamped}");
+        let bounded = property(spec("Beats per minute.", false, &[]));
+        assert_eq!(bounded["description"], "Beats per minute.");
+        assert_eq!(bounded["minimum"], 40);
     }
 }

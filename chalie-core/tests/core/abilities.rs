@@ -86,3 +86,53 @@ pub fn memory(params: MemoryParams, turn: &Turn) -> ToolResult {
 pub fn clock() -> ToolResult {
     ToolResult::success("12:00").with_metadata("zone", "UTC")
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, ParamEnum)]
+pub enum AudioAction {
+    Generate,
+    Transcribe,
+}
+
+#[derive(Params)]
+pub struct AudioParams {
+    /// `generate` to compose a clip, `transcribe` to write down what one says.
+    pub action: AudioAction,
+    /// What to compose, or the clip to transcribe.
+    pub prompt: String,
+    /// Beats per minute of the composed clip.
+    #[param(min = 40, max = 220, clamp, actions = [generate])]
+    pub bpm: Option<u32>,
+    /// Length of the clip in seconds; ignored if 0 or less.
+    #[param(max = 30, clamp)]
+    pub duration_seconds: Option<f64>,
+    /// The spoken language, e.g. `it`.
+    #[param(actions = [transcribe])]
+    pub language: Option<String>,
+}
+
+/// Composes short audio clips and transcribes them.
+/// Use it when the user wants music made or a recording written down.
+#[ability(
+    effect = read,
+    actions(generate = [], transcribe = []),
+    examples = [
+        "make a short upbeat jingle",
+        "compose a calm loop at 90 bpm",
+        "transcribe this voice memo",
+        "write down what this recording says",
+        "generate ten seconds of drums",
+        "what does this clip say in Italian",
+    ],
+)]
+pub fn audio(params: AudioParams) -> ToolResult {
+    // "Ignored if 0 or less" is the ability's own reading of the value; the
+    // schema states the clamp, the doc comment the rest.
+    let duration = params.duration_seconds.filter(|seconds| *seconds > 0.0);
+    ToolResult::success(json!({
+        "action": format!("{:?}", params.action),
+        "prompt": params.prompt,
+        "bpm": params.bpm,
+        "duration_seconds": duration,
+        "language": params.language,
+    }))
+}

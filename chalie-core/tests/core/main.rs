@@ -6,6 +6,7 @@
 mod abilities;
 mod envelope;
 mod envelope_fuzz;
+mod param_semantics;
 mod params;
 mod providers;
 mod registry;

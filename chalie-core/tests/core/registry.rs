@@ -11,7 +11,7 @@ use super::abilities::{clock, memory, weather};
 #[test]
 fn every_ability_in_the_binary_is_registered_sorted() {
     let names: Vec<&str> = registry().unwrap().iter().map(AbilityEntry::name).collect();
-    assert_eq!(names, ["clock", "memory", "weather"]);
+    assert_eq!(names, ["audio", "clock", "memory", "weather"]);
 }
 
 #[test]

@@ -123,16 +123,27 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
 /// a compile error at the listed name. They reach the Params type through
 /// a helper generic over the ability, so the user's type is bounded in
 /// `type Params` alone and a type that is not Params is reported once.
+///
+/// In reverse, the fields that belong to some actions only
+/// (`#[param(actions = [...])]`, which `#[derive(Params)]` records without
+/// knowing the ability) must name declared actions, a check spanned on the
+/// Params type, the one token that joins the two; and a field an action
+/// requires must belong to that action, checked at the listed name.
 fn action_field_checks(
     ability: &Ability,
     type_ident: &syn::Ident,
     private: &TokenStream,
 ) -> Vec<TokenStream> {
-    if ability.params_type().is_none() {
+    let Some(params_type) = ability.params_type() else {
         return Vec::new();
-    }
+    };
     let fields = quote!(#private::ability_fields::<#type_ident>());
-    let mut checks = Vec::new();
+    let mut checks = vec![quote_spanned! {params_type.span()=>
+        const _: () = match #private::field_actions_problem::<#type_ident>() {
+            ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
+            ::core::option::Option::None => {}
+        };
+    }];
     if let Some(first) = ability.actions.first() {
         let message = format!(
             "ability `{}` declares actions, but its Params struct has no `action` field; add `action: String` (or a `#[derive(ParamEnum)]` enum) documented with the valid actions",
@@ -150,9 +161,14 @@ fn action_field_checks(
                 "action `{}` requires `{field}`, but the Params struct has no field `{field}`; add the field or fix the list",
                 action.name
             );
+            let action_name = &action.name;
             checks.push(quote_spanned! {*span=>
                 const _: () = if !#private::has_field(#fields, #field) {
                     ::core::panic!(#message)
+                };
+                const _: () = match #private::required_field_problem::<#type_ident>(#action_name, #field) {
+                    ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
+                    ::core::option::Option::None => {}
                 };
             });
         }

@@ -1,6 +1,6 @@
 //! Code generation for validated Params structs and ParamEnum enums.
 
-use super::parse::{DefaultLit, Field, FieldDefault, ParamEnum, ParamsStruct};
+use super::parse::{ACTION_FIELD, DefaultLit, Field, FieldDefault, ParamEnum, ParamsStruct};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
@@ -30,6 +30,14 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let mut default_checks = Vec::new();
     let mut schema_fields = Vec::new();
     let mut reads = Vec::new();
+    let mut field_actions = Vec::new();
+    let has_field_actions = params.fields.iter().any(|field| field.actions.is_some());
+    // The parse checks that a struct with per-action fields has this one.
+    let action_local = params
+        .fields
+        .iter()
+        .find(|field| field.name == ACTION_FIELD)
+        .map(|field| &field.ident);
     for (index, field) in params.fields.iter().enumerate() {
         let name = &field.name;
         let ty = &field.ty;
@@ -68,6 +76,15 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         };
         let min = option_tokens(field.min);
         let max = option_tokens(field.max);
+        let clamp = field.clamp.is_some();
+        let actions: Vec<&String> = field
+            .actions
+            .iter()
+            .flat_map(|actions| &actions.names)
+            .collect();
+        if !actions.is_empty() {
+            field_actions.push(quote!((#name, &[#(#actions),*])));
+        }
         schema_fields.push(quote! {
             let (field_schema, optional) = #private::#schema_of::<#index, __ChalieFields>();
             schema.field(#private::FieldSpec {
@@ -78,17 +95,39 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                 default: #default,
                 min: #min,
                 max: #max,
+                clamp: #clamp,
+                actions: &[#(#actions),*],
             });
         });
-        reads.push(if bounded {
+        let read = if bounded {
             quote! {
-                let #local = reader.read_bounded::<#index, __ChalieFields>(#name, #default, #min, #max);
+                reader.read_bounded::<#index, __ChalieFields>(
+                    #name,
+                    #default,
+                    #private::Bounds { min: #min, max: #max, clamp: #clamp },
+                )
             }
         } else {
-            quote! {
-                let #local = reader.read::<#index, __ChalieFields>(#name, #default);
-            }
-        });
+            quote!(reader.read::<#index, __ChalieFields>(#name, #default))
+        };
+        // A field sent with another action is reported, not read; unless
+        // the action itself failed to parse, which is reported instead.
+        let read = match action_local {
+            Some(action) if !actions.is_empty() => quote! {
+                let #local = if #action.is_none() || reader.belongs(#name, &[#(#actions),*]) {
+                    #read
+                } else {
+                    ::core::option::Option::None
+                };
+            },
+            _ => quote!(let #local = #read;),
+        };
+        // The action is read first: the other fields' checks need it.
+        if field.name == ACTION_FIELD && has_field_actions {
+            reads.insert(0, read);
+        } else {
+            reads.push(read);
+        }
     }
     let locals: Vec<&syn::Ident> = params.fields.iter().map(|field| &field.ident).collect();
 
@@ -101,6 +140,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
 
             impl #impl_generics #private::Params for #ident #type_generics #where_clause {
                 const FIELDS: &'static [&'static str] = &[#(#field_names),*];
+                const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[#(#field_actions),*];
 
                 fn schema() -> &'static #private::Value {
                     static SCHEMA: #private::OnceLock<#private::Value> = #private::OnceLock::new();

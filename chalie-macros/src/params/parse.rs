@@ -11,7 +11,11 @@ use crate::{docs, names};
 const RESERVED_FIELDS: &[&str] = &["act_summary", "async"];
 
 /// The keys `#[param]` takes on a field.
-const FIELD_KEYS: &[&str] = &["default", "min", "max"];
+const FIELD_KEYS: &[&str] = &["default", "min", "max", "clamp", "actions"];
+
+/// The field that names the action, in a struct whose fields may belong
+/// to some actions only.
+pub(crate) const ACTION_FIELD: &str = "action";
 
 /// A path key as written, for messages.
 fn key_text(path: &syn::Path) -> String {
@@ -63,6 +67,17 @@ pub(crate) struct Field {
     pub(crate) min: Option<f64>,
     pub(crate) max: Option<f64>,
     pub(crate) bound_span: Option<Span>,
+    /// `#[param(clamp)]`, by the key's span.
+    pub(crate) clamp: Option<Span>,
+    /// `#[param(actions = [...])]`: the actions the field belongs to.
+    pub(crate) actions: Option<FieldActions>,
+}
+
+/// The actions a field belongs to, as listed.
+pub(crate) struct FieldActions {
+    pub(crate) names: Vec<String>,
+    /// The `actions` key.
+    pub(crate) span: Span,
 }
 
 /// `#[param(default = …)]`: a JSON-shaped literal.
@@ -150,11 +165,12 @@ pub(crate) fn parse_struct(
             "a Params struct cannot be generic: its schema is fixed at compile time",
         );
     }
-    let fields = named
+    let fields: Vec<Field> = named
         .named
         .iter()
         .filter_map(|field| parse_field(field, ctxt))
         .collect();
+    check_field_actions(&input.ident, &fields, ctxt);
     Some(ParamsStruct {
         krate,
         ident: input.ident.clone(),
@@ -194,6 +210,8 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
         min: None,
         max: None,
         bound_span: None,
+        clamp: None,
+        actions: None,
     };
     for attr in field
         .attrs
@@ -231,11 +249,39 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
                         return Err(meta.error(format!("duplicate `{key}`")));
                     }
                 }
+                "clamp" => {
+                    if meta.input.peek(syn::Token![=]) {
+                        return Err(meta.error(
+                            "`clamp` takes no value: write `clamp` beside `min` and `max`",
+                        ));
+                    }
+                    if parsed.clamp.replace(meta.path.span()).is_some() {
+                        return Err(meta.error("duplicate `clamp`"));
+                    }
+                }
+                "actions" => {
+                    let list: syn::ExprArray = meta.value()?.parse()?;
+                    let names = action_list(&list)?;
+                    let actions = FieldActions {
+                        names,
+                        span: meta.path.span(),
+                    };
+                    if parsed.actions.replace(actions).is_some() {
+                        return Err(meta.error("duplicate `actions`"));
+                    }
+                }
                 other => {
                     return Err(meta.error(unknown_key(
                         other,
                         FIELD_KEYS,
-                        &[("minimum", "min"), ("maximum", "max")],
+                        &[
+                            ("minimum", "min"),
+                            ("maximum", "max"),
+                            ("clamped", "clamp"),
+                            ("saturate", "clamp"),
+                            ("action", "actions"),
+                            ("only", "actions"),
+                        ],
                     )));
                 }
             }
@@ -253,11 +299,87 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
             format!("`min = {min}` is greater than `max = {max}`"),
         );
     }
+    if let Some(clamp) = parsed.clamp
+        && parsed.min.is_none()
+        && parsed.max.is_none()
+    {
+        ctxt.push(syn::Error::new(
+            clamp,
+            "`clamp` needs a range to clamp to: add `min = …`, `max = …` or both",
+        ));
+    }
     check_default_bounds(&parsed, ctxt);
     if parsed.default.is_some() && is_option(&parsed.ty) {
         ctxt.error_spanned_by(&parsed.ty, "an `Option` field with a `default` would never be `None`; drop the `Option` or the default");
     }
     Some(parsed)
+}
+
+/// The actions listed in `actions = [generate, remix]`: snake_case names,
+/// each once, at least one.
+fn action_list(list: &syn::ExprArray) -> syn::Result<Vec<String>> {
+    if list.elems.is_empty() {
+        return Err(syn::Error::new_spanned(
+            list,
+            "list the actions the field belongs to, e.g. `actions = [generate]`; a field for every action needs no `actions`",
+        ));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for element in &list.elems {
+        let syn::Expr::Path(path) = element else {
+            return Err(syn::Error::new_spanned(
+                element,
+                "expected an action name, e.g. `actions = [generate]`",
+            ));
+        };
+        let ident = path.path.require_ident()?;
+        let name = ident.to_string();
+        if let Some(problem) = names::snake_case_problem("action", &name) {
+            return Err(syn::Error::new_spanned(ident, problem));
+        }
+        if names.contains(&name) {
+            return Err(syn::Error::new_spanned(
+                ident,
+                format!("`{name}` is listed twice"),
+            ));
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// A field that belongs to some actions only needs an `action` field
+/// beside it to tell which action was called, and must be optional:
+/// every other action leaves it out.
+fn check_field_actions(ident: &syn::Ident, fields: &[Field], ctxt: &mut Ctxt) {
+    let has_action = fields.iter().any(|field| field.name == ACTION_FIELD);
+    for field in fields {
+        let Some(actions) = &field.actions else {
+            continue;
+        };
+        if field.name == ACTION_FIELD {
+            ctxt.push(syn::Error::new(
+                actions.span,
+                "`action` names the action called and belongs to every action; drop `actions` here",
+            ));
+        } else if !has_action {
+            ctxt.push(syn::Error::new(
+                actions.span,
+                format!(
+                    "`{ident}` has no `action` field to tell which action was called; add `action: String` (or a `#[derive(ParamEnum)]` enum) beside `{}`",
+                    field.name
+                ),
+            ));
+        } else if field.default.is_none() && !is_option(&field.ty) {
+            ctxt.error_spanned_by(
+                &field.ty,
+                format!(
+                    "`{}` is only for some actions, so the others leave it out: make it an `Option` or give it a `default`",
+                    field.name
+                ),
+            );
+        }
+    }
 }
 
 /// A numeric default lies within the field's own `min` and `max`: the
