@@ -84,7 +84,17 @@ fn arguments() -> Value {
     json!({ "a": 2, "b": 3, "label": "total" })
 }
 
-fn bench(c: &mut Criterion) {
+/// What every row runs against, built before anything is timed or counted.
+struct Setup {
+    runtime: tokio::runtime::Runtime,
+    dispatcher: Dispatcher,
+    server: Server,
+    peer: rmcp::service::Peer<RoleServer>,
+    // Keeps rmcp's service (and so the peer) alive.
+    _running: rmcp::service::RunningService<RoleServer, Server>,
+}
+
+fn setup() -> Setup {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -112,33 +122,137 @@ fn bench(c: &mut Criterion) {
         runtime.block_on(async { rmcp::service::serve_directly(server.clone(), server_io, None) });
     let peer = running.peer().clone();
 
-    // Both produce the same text before timing starts.
-    let chalie_text = runtime.block_on(async {
-        let turn = Turn::builder(Channel::Chat).build();
-        dispatcher
-            .dispatch(&turn, ToolCall::new("add3", arguments()))
-            .await
-            .envelope
-    });
+    // Every row produces the same text before anything is timed.
+    let chalie_text = runtime.block_on(chalie_call(
+        &dispatcher,
+        &Turn::builder(Channel::Chat).build(),
+        arguments(),
+    ));
     assert!(
         chalie_text.contains("{\"sum\":5,\"label\":\"total\"}"),
         "{chalie_text}"
     );
+    assert_eq!(floor_call(arguments()), "{\"sum\":5,\"label\":\"total\"}");
+    Setup {
+        runtime,
+        dispatcher,
+        server,
+        peer,
+        _running: running,
+    }
+}
+
+/// The floor: the same typed parse, body and serialisation, no framework.
+fn floor_call(arguments: Value) -> String {
+    let request: Add3Request = serde_json::from_value(arguments).expect("valid arguments");
+    json!({ "sum": request.a + request.b, "label": request.label }).to_string()
+}
+
+async fn chalie_call(dispatcher: &Dispatcher, turn: &Turn, arguments: Value) -> String {
+    dispatcher
+        .dispatch(turn, ToolCall::new("add3", arguments))
+        .await
+        .envelope
+}
+
+async fn rmcp_call(
+    server: &Server,
+    peer: &rmcp::service::Peer<RoleServer>,
+    arguments: serde_json::Map<String, Value>,
+) -> String {
+    let params = CallToolRequestParams::new("add3").with_arguments(arguments);
+    let context = RequestContext::<RoleServer>::new(NumberOrString::Number(1), peer.clone());
+    let call = ToolCallContext::new(server, params, context);
+    // The text moves out, as chalie's envelope does.
+    match server.tool_router.call(call).await {
+        Ok(CallToolResponse::Complete(result)) => match result.content.into_iter().next() {
+            Some(ContentBlock::Text(text)) => text.text,
+            _ => String::new(),
+        },
+        _ => String::new(),
+    }
+}
+
+fn object(arguments: Value) -> serde_json::Map<String, Value> {
+    match arguments {
+        Value::Object(arguments) => arguments,
+        _ => unreachable!("an object"),
+    }
+}
+
+// The counted functions: `cargo xtask bench-dispatch` has callgrind count
+// the instructions inside each (inputs built before, outputs dropped after).
+
+#[inline(never)]
+fn counted_floor(inputs: Vec<Value>) -> Vec<String> {
+    inputs.into_iter().map(floor_call).collect()
+}
+
+#[inline(never)]
+fn counted_rmcp(setup: &Setup, inputs: Vec<serde_json::Map<String, Value>>) -> Vec<String> {
+    setup.runtime.block_on(async {
+        let mut out = Vec::with_capacity(inputs.len());
+        for arguments in inputs {
+            out.push(rmcp_call(&setup.server, &setup.peer, arguments).await);
+        }
+        out
+    })
+}
+
+#[inline(never)]
+fn counted_chalie(setup: &Setup, inputs: Vec<(Turn, Value)>) -> (Vec<Turn>, Vec<String>) {
+    setup.runtime.block_on(async {
+        let mut turns = Vec::with_capacity(inputs.len());
+        let mut out = Vec::with_capacity(inputs.len());
+        for (turn, arguments) in inputs {
+            out.push(chalie_call(&setup.dispatcher, &turn, arguments).await);
+            // Dropped outside the count: a turn spans many calls.
+            turns.push(turn);
+        }
+        (turns, out)
+    })
+}
+
+/// Runs `calls` calls of `row` inside its counted function, for callgrind.
+fn count(row: &str, calls: usize) {
+    let setup = setup();
+    let outputs = match row {
+        "floor" => counted_floor((0..calls).map(|_| arguments()).collect()).len(),
+        "rmcp" => counted_rmcp(&setup, (0..calls).map(|_| object(arguments())).collect()).len(),
+        "chalie" => {
+            let inputs = (0..calls)
+                .map(|_| (Turn::builder(Channel::Chat).build(), arguments()))
+                .collect();
+            counted_chalie(&setup, inputs).1.len()
+        }
+        other => panic!("unknown row `{other}`; expected floor, rmcp or chalie"),
+    };
+    assert_eq!(outputs, calls);
+}
+
+fn bench(c: &mut Criterion) {
+    let Setup {
+        runtime,
+        dispatcher,
+        server,
+        peer,
+        _running: running,
+    } = setup();
 
     let mut group = c.benchmark_group("dispatch");
     group
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
+    group.bench_function("floor", |b| {
+        b.iter_batched(arguments, floor_call, BatchSize::SmallInput);
+    });
     group.bench_function("chalie", |b| {
         b.to_async(&runtime).iter_batched(
             || (Turn::builder(Channel::Chat).build(), arguments()),
             |(turn, arguments)| {
                 let dispatcher = &dispatcher;
                 async move {
-                    let envelope = dispatcher
-                        .dispatch(&turn, ToolCall::new("add3", arguments))
-                        .await
-                        .envelope;
+                    let envelope = chalie_call(dispatcher, &turn, arguments).await;
                     // Criterion drops what the routine returns after timing.
                     (turn, envelope)
                 }
@@ -148,28 +262,10 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("rmcp", |b| {
         b.to_async(&runtime).iter_batched(
-            || match arguments() {
-                Value::Object(arguments) => arguments,
-                _ => unreachable!("an object"),
-            },
+            || object(arguments()),
             |arguments| {
                 let (server, peer) = (&server, &peer);
-                async move {
-                    let params = CallToolRequestParams::new("add3").with_arguments(arguments);
-                    let context =
-                        RequestContext::<RoleServer>::new(NumberOrString::Number(1), peer.clone());
-                    let call = ToolCallContext::new(server, params, context);
-                    // The text moves out, as chalie's envelope does.
-                    match server.tool_router.call(call).await {
-                        Ok(CallToolResponse::Complete(result)) => {
-                            match result.content.into_iter().next() {
-                                Some(ContentBlock::Text(text)) => text.text,
-                                _ => String::new(),
-                            }
-                        }
-                        _ => String::new(),
-                    }
-                }
+                async move { rmcp_call(server, peer, arguments).await }
             },
             BatchSize::SmallInput,
         );
@@ -195,6 +291,14 @@ fn median(name: &str) -> Option<f64> {
 }
 
 fn main() {
+    if let Ok(row) = std::env::var("CHALIE_DISPATCH_COUNT") {
+        let calls = std::env::var("CHALIE_DISPATCH_CALLS")
+            .ok()
+            .and_then(|calls| calls.parse().ok())
+            .unwrap_or(20_000);
+        count(&row, calls);
+        return;
+    }
     let mut criterion = Criterion::default().configure_from_args();
     bench(&mut criterion);
     criterion.final_summary();

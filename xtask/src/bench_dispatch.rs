@@ -66,6 +66,12 @@ pub(crate) fn run(args: &[String]) -> Outcome {
             return Err(format!("callgrind on the `{row}` row failed with {status}").into());
         }
         let total = collected_instructions(&out)?;
+        if total == 0 {
+            return Err(format!(
+                "callgrind counted nothing in `counted_{row}`: the bench binary has no such function"
+            )
+            .into());
+        }
         instructions.push(total as f64 / calls as f64);
     }
 
@@ -95,10 +101,7 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     );
     for ((row, count), median) in ROWS.iter().zip(&instructions).zip(medians) {
         let median = median.map_or("-".to_owned(), |ns| format!("{ns:.0} ns"));
-        println!(
-            "{row:<8} {count:>14.0} {:>8.2}x {median:>16}",
-            count / rmcp
-        );
+        println!("{row:<8} {count:>14.0} {:>8.2}x {median:>16}", count / rmcp);
     }
     let floor = instructions[0];
     println!(
@@ -117,7 +120,11 @@ pub(crate) fn run(args: &[String]) -> Outcome {
             .output()?;
         let text = String::from_utf8_lossy(&output.stdout);
         println!("\nwhere chalie's instructions go (inclusive, per {calls} calls):");
-        for line in text.lines().skip_while(|line| !line.contains("file:function")).take(60) {
+        for line in text
+            .lines()
+            .skip_while(|line| !line.contains("file:function"))
+            .take(60)
+        {
             println!("{line}");
         }
     }
@@ -167,7 +174,10 @@ fn collected_instructions(out: &Path) -> Result<u64, Box<dyn std::error::Error>>
 
 /// The median criterion wrote for `dispatch/<row>`, in nanoseconds.
 fn median(criterion_home: &Path, row: &str) -> Option<f64> {
-    let path = criterion_home.join("dispatch").join(row).join("new/estimates.json");
+    let path = criterion_home
+        .join("dispatch")
+        .join(row)
+        .join("new/estimates.json");
     let estimates: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
     estimates["median"]["point_estimate"].as_f64()
