@@ -139,12 +139,14 @@ pub use chalie_macros::ability;
 /// | `#[param(min = 40, max = 220, clamp)]` | an out-of-range number becomes the nearest bound instead of an error; the description says "Clamped to 40–220." and the schema states no bound on a clamped side |
 /// | `#[param(actions = [generate])]` | the field belongs to these actions only: sent with another, it is an `invalid-arguments` error naming the action it belongs to; the description says "Only for action `generate`." |
 ///
-/// `clamp` needs `min`, `max` or both. A field with `actions` sits beside
-/// an `action` field and is an `Option` or has a default (the other
-/// actions leave it out; `null` counts as left out); `#[ability]` checks
-/// that every action it lists is declared, and that an action requiring
-/// the field is one of them. A value the ability itself ignores ("ignored
-/// if 0 or less") is the function's to read: say it in the doc comment.
+/// `clamp` needs `min`, `max` or both, each a value of the field's type (a
+/// clamp to `300` on a `u8`, or to `2.5` on an integer, is a compile error
+/// on the key). A field with `actions` sits beside an `action` field and is
+/// an `Option` or has a default (the other actions leave it out; `null`
+/// counts as left out); `#[ability]` checks that every action it lists is
+/// declared, and that an action requiring the field is one of them. A
+/// value the ability itself ignores ("ignored if 0 or less") is the
+/// function's to read: say it in the doc comment.
 ///
 /// A default is checked when the crate compiles: a literal the field's type
 /// would not parse (`"many"` for a `u32`, `300` for a `u8`, a value that is
@@ -198,11 +200,11 @@ pub mod __private {
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{
-        BoundedField, Bounds, DefaultLiteral, DefaultRule, DefaultSite, Field, FieldSpec, NoParams,
-        ObjectReader, ObjectSchema, ParamErrors, ParamType, Params, ability_fields,
-        bounded_field_default_rule, bounded_field_schema, default_problem, enum_schema,
-        fallback_schema, field_actions_problem, field_default_rule, field_schema, has_field,
-        parse_enum_value, required_field_problem,
+        BoundedField, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
+        Field, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
+        ability_fields, bounded_field_default_rule, bounded_field_schema, clamp_problem,
+        default_problem, enum_schema, fallback_schema, field_actions_problem, field_default_rule,
+        field_schema, has_field, parse_enum_value, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

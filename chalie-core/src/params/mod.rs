@@ -2,6 +2,7 @@
 //! answers a model's malformed arguments with self-correcting errors.
 
 mod actions;
+mod clamp;
 mod default;
 mod error;
 mod message;
@@ -19,6 +20,8 @@ pub(crate) use reader::find_field;
 
 #[doc(hidden)]
 pub use actions::{field_actions_problem, required_field_problem};
+#[doc(hidden)]
+pub use clamp::{ClampBound, ClampSite, clamp_problem};
 #[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
 #[doc(hidden)]

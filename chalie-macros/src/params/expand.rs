@@ -77,6 +77,10 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         let min = option_tokens(field.min);
         let max = option_tokens(field.max);
         let clamp = field.clamp.is_some();
+        if let Some(span) = field.clamp {
+            let rule = quote!(#private::bounded_field_default_rule::<#index, __ChalieFields>());
+            default_checks.push(clamp_check(field, span, &rule, &private));
+        }
         let actions: Vec<&String> = field
             .actions
             .iter()
@@ -205,6 +209,37 @@ fn default_check(
             #rule,
             #literal,
             #private::DefaultSite { field: #name, ty: #ty, written: #written },
+        ) {
+            ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
+            ::core::option::Option::None => {}
+        };
+    }
+}
+
+/// A constant that fails to evaluate, at the `clamp` key, when a bound is
+/// not a value of the field's type (`max = 300` on a `u8`): the clamped
+/// value would then fail to parse.
+fn clamp_check(
+    field: &Field,
+    span: proc_macro2::Span,
+    rule: &TokenStream,
+    private: &TokenStream,
+) -> TokenStream {
+    let bound = |value: Option<f64>| match value {
+        Some(value) => {
+            let text = value.to_string();
+            quote!(::core::option::Option::Some(#private::ClampBound { value: #value, text: #text }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let (min, max) = (bound(field.min), bound(field.max));
+    let name = &field.name;
+    let ty = type_text(&field.ty);
+    quote_spanned! {span=>
+        const _: () = match #private::clamp_problem(
+            #rule,
+            [#min, #max],
+            #private::ClampSite { field: #name, ty: #ty },
         ) {
             ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
             ::core::option::Option::None => {}
