@@ -55,6 +55,33 @@ mod tests {
         assert!(output.contains("type Type = Vec < Tree >"), "{output}");
     }
 
+    /// A field for some actions is checked against the action, so the
+    /// action is read first wherever it is declared, and the field is
+    /// read only when it belongs.
+    #[test]
+    fn the_action_is_read_before_the_fields_that_need_it() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            struct AudioParams {
+                /// Beats per minute.
+                #[param(min = 40, max = 220, clamp, actions = [generate])]
+                bpm: Option<u32>,
+                /// `generate` or `transcribe`.
+                action: String,
+            }
+        };
+        let output = super::expand_struct(input).to_string();
+        assert!(!output.contains("compile_error"), "{output}");
+        let action = output.find("let action = reader").expect("action read");
+        let bpm = output.find(
+            "let bpm = if action . is_none () || reader . belongs (\"bpm\" , & [\"generate\"])",
+        );
+        assert!(bpm.is_some_and(|bpm| action < bpm), "{output}");
+        assert!(
+            output.contains("FIELD_ACTIONS : & 'static [(& 'static str , & 'static [& 'static str])] = & [(\"bpm\" , & [\"generate\"])]"),
+            "{output}"
+        );
+    }
+
     /// The stub beside an error names the crate the user gave, so a crate
     /// that re-exports chalie under another path gets no follow-on errors.
     #[test]
