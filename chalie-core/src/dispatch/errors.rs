@@ -123,8 +123,20 @@ pub(crate) fn non_canonical(tool: &str, detail: &str) -> ToolResult {
     .with_retry(Retry::Never)
 }
 
+/// Runs one step of `tool`'s call (parsing, validating, starting): a panic
+/// becomes the `ability-panicked` result, here and nowhere else.
+pub(crate) fn unless_panicked<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, ToolResult> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step))
+        .map_err(|payload| panicked_with(tool, &*payload))
+}
+
+/// What the model reads for a panic of `tool` with `payload`.
+pub(crate) fn panicked_with(tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
+    panicked(tool, &panic_message(payload))
+}
+
 /// The text of a panic payload, when it is one.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let text = if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {

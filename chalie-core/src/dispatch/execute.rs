@@ -29,15 +29,13 @@ impl Prepared {
     /// Starts the call; a panic while starting is caught like one while
     /// running.
     pub(crate) fn start(self, tool: &str, arguments: Value, turn: Turn) -> Started {
-        let started = std::panic::catch_unwind(AssertUnwindSafe(move || match self {
+        errors::unless_panicked(tool, move || match self {
             Prepared::Ability(call) => Started::Ability(call.run(turn)),
             Prepared::External(proxy, tool) => {
                 Started::External(proxy.call(&tool, arguments, turn))
             }
-        }));
-        started.unwrap_or_else(|payload| {
-            Started::Failed(errors::panicked(tool, &errors::panic_message(&*payload)))
         })
+        .unwrap_or_else(Started::Failed)
     }
 }
 
@@ -55,7 +53,7 @@ impl Started {
         };
         match output {
             Ok(output) => settle(tool, output),
-            Err(payload) => errors::panicked(tool, &errors::panic_message(&*payload)),
+            Err(payload) => errors::panicked_with(tool, &*payload),
         }
     }
 }

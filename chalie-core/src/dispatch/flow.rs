@@ -1,6 +1,5 @@
 //! The path of one call, step by step.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -206,9 +205,7 @@ impl Dispatcher {
                     Ok(None) => {}
                     Err(result) => return state.refuse(turn, Refusal::InvalidArguments, *result),
                 }
-                let parsed =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| entry.prepare(&arguments)));
-                match parsed {
+                match errors::unless_panicked(&state.tool, || entry.prepare(&arguments)) {
                     Ok(Ok(mut call)) => {
                         if let Some(derived) = call.permission.take() {
                             if !valid_qualifier(&derived) {
@@ -227,18 +224,11 @@ impl Dispatcher {
                         let result = problems.into_tool_result();
                         return state.refuse(turn, Refusal::InvalidArguments, result);
                     }
-                    Err(payload) => {
-                        let message = errors::panic_message(&*payload);
-                        let result = errors::panicked(&state.tool, &message);
-                        return state.finish(turn, result);
-                    }
+                    Err(panicked) => return state.finish(turn, panicked),
                 }
             }
             Target::External(proxy, tool) => {
-                let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    proxy.validate(&tool, &arguments)
-                }));
-                match checked {
+                match errors::unless_panicked(&state.tool, || proxy.validate(&tool, &arguments)) {
                     Ok(Ok(())) => {
                         let effect = tool.effect;
                         (Prepared::External(proxy, tool), effect, false)
@@ -247,11 +237,7 @@ impl Dispatcher {
                         let result = problems.into_tool_result();
                         return state.refuse(turn, Refusal::InvalidArguments, result);
                     }
-                    Err(payload) => {
-                        let message = errors::panic_message(&*payload);
-                        let result = errors::panicked(&state.tool, &message);
-                        return state.finish(turn, result);
-                    }
+                    Err(panicked) => return state.finish(turn, panicked),
                 }
             }
         };
