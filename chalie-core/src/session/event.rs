@@ -186,6 +186,14 @@ pub enum Event {
         /// Why: `iteration_limit` or `model_error`.
         reason: String,
     },
+    /// The model cannot call tools (`Model::supports_tools` is false): the
+    /// run offers none and the model answers conversationally. Not an
+    /// error; the first event of such a run.
+    #[serde(rename = "run.conversational")]
+    RunConversational {
+        /// Why no tools are offered.
+        reason: String,
+    },
     /// The run failed.
     #[serde(rename = "run.failed")]
     RunFailed {
@@ -234,6 +242,7 @@ impl Event {
             Event::MessageDelta { .. } => "message.delta",
             Event::MessageCompleted { .. } => "message.completed",
             Event::MessagePartiallyCompleted { .. } => "message.partially_completed",
+            Event::RunConversational { .. } => "run.conversational",
             Event::RunFailed { .. } => "run.failed",
             Event::RunSettlementCompleted { .. } => "run.settlement.completed",
             Event::AgentPhaseChanged { .. } => "agent.phase.changed",

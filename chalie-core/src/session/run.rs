@@ -163,6 +163,11 @@ impl RunCtx {
     }
 
     async fn drive(&mut self, kind: RunKind) -> Result<RunStatus, StoreError> {
+        if !self.core.model.supports_tools() {
+            self.events.push(Event::RunConversational {
+                reason: "the model cannot call tools; none are offered".into(),
+            });
+        }
         match kind {
             RunKind::Message(text) => {
                 self.append(&Message::user(text))?;

@@ -337,6 +337,9 @@ async fn a_model_without_tools_runs_conversationally() {
     assert_eq!(
         events,
         vec![
+            Event::RunConversational {
+                reason: "the model cannot call tools; none are offered".into()
+            },
             phase(Phase::Planning),
             delta("I"),
             delta(" will"),
