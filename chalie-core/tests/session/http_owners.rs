@@ -42,6 +42,7 @@ async fn every_route_refuses_a_request_without_valid_credentials() {
     let sessions = sessions(model.clone());
     let base = serve(sessions.clone()).await;
     let routes = [
+        (Method::POST, "/sessions"),
         (Method::POST, "/sessions/http-auth/messages"),
         (Method::PATCH, "/sessions/http-auth"),
         (Method::GET, "/sessions/http-auth/plan"),
@@ -254,4 +255,52 @@ async fn a_session_the_host_opened_is_refused_to_every_caller() {
         .unwrap();
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert_eq!(sessions.mode("http-owners-host").unwrap(), Mode::Approval);
+}
+
+#[tokio::test]
+async fn a_session_created_with_a_mode_belongs_to_its_creator() {
+    let model = Arc::new(ScriptedModel::new([Reply::text("Planning.")]));
+    let sessions = sessions(model.clone());
+    let base = serve(sessions.clone()).await;
+    let created = client(ALICE)
+        .post(format!("{base}/sessions"))
+        .header("content-type", "application/json")
+        .body(json!({ "mode": "plan" }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let created = body(created).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["mode"], "plan");
+    assert_eq!(sessions.mode(&id).unwrap(), Mode::Plan);
+
+    // Two creations never share an id.
+    let other = client(ALICE)
+        .post(format!("{base}/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), StatusCode::CREATED);
+    assert_ne!(body(other).await["id"].as_str().unwrap(), id);
+
+    // Bob cannot use it; a bad mode is refused.
+    forbidden(
+        client(BOB)
+            .post(format!("{base}/sessions/{id}/messages"))
+            .header("content-type", "application/json")
+            .body(json!({ "content": "hi" }).to_string())
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let bad = client(ALICE)
+        .post(format!("{base}/sessions"))
+        .header("content-type", "application/json")
+        .body(json!({ "mode": "turbo" }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
 }

@@ -5,6 +5,7 @@
 //!
 //! | route | what |
 //! |---|---|
+//! | `POST /sessions` `{"mode": "plan"}` (optional) | opens a session owned by the caller, with a fresh id; `201 {"id": ..., "mode": ...}` |
 //! | `POST /sessions/{id}/messages` `{"content": "..."}` | starts a run; `201 {"runId": ...}` |
 //! | `GET /runs/{runId}/events` | the run's events from the first, as SSE (`event:` the name, `id:` the position, `data:` the JSON) |
 //! | `POST /runs/{runId}/tools/{toolCallId}/approve` | approves a pending write; `204` |
@@ -64,6 +65,7 @@ use crate::Principal;
 /// ```
 pub fn router<A: Authenticate>(sessions: Sessions, auth: A) -> Router {
     Router::new()
+        .route("/sessions", post(create_session::<A>))
         .route("/sessions/{id}/messages", post(send::<A>))
         .route("/sessions/{id}", patch(set_mode::<A>))
         .route(
@@ -156,6 +158,45 @@ async fn send<A: Authenticate>(
         return missing("content", r#"{"content": "what are my tasks?"}"#);
     };
     started(caller.on(&api.sessions).send(&id, content))
+}
+
+/// `POST /sessions` (`{"mode": "plan"}`, optional): a new session, owned
+/// by the caller, with a fresh id nobody else knows.
+async fn create_session<A: Authenticate>(
+    caller: Caller,
+    State(api): State<Api<A>>,
+    body: Option<Json<Value>>,
+) -> Response {
+    let body = body.map(|Json(body)| body).unwrap_or_default();
+    let mode = match body.get("mode") {
+        None | Some(Value::Null) => Mode::default(),
+        Some(Value::String(name)) => match name.parse::<Mode>() {
+            Ok(mode) => mode,
+            Err(unknown) => return error(StatusCode::UNPROCESSABLE_ENTITY, unknown),
+        },
+        Some(_) => return missing("mode", r#"{"mode": "plan"}"#),
+    };
+    let id = fresh_session_id();
+    match caller.on(&api.sessions).set_mode(&id, mode) {
+        Ok(()) => (StatusCode::CREATED, Json(json!({ "id": id, "mode": mode }))).into_response(),
+        Err(failure) => session_error(failure),
+    }
+}
+
+/// 128 bits from the process's random hasher seeds and a counter: unique,
+/// and not guessable from another session's id.
+fn fresh_session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let count = NEXT.fetch_add(1, Ordering::Relaxed);
+    let half = |salt: u64| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(count);
+        hasher.write_u64(salt);
+        hasher.finish()
+    };
+    format!("s-{:016x}{:016x}", half(1), half(2))
 }
 
 async fn set_mode<A: Authenticate>(
