@@ -108,6 +108,7 @@ mod narration;
 #[cfg(feature = "openai")]
 mod openai;
 mod owner;
+mod planner;
 mod run;
 mod scripted;
 mod seam;

@@ -13,6 +13,7 @@ use super::event::{Event, Phase};
 use super::mode::{Mode, ModeCell};
 use super::model::{Message, ModelChunk, ModelRequest, ModelToolCall, Role};
 use super::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
+use super::planner;
 use super::seam::SessionGate;
 use super::sessions::SessionError;
 use super::store::{PlanStep, RunRecord, RunStatus, StoreError};
@@ -267,10 +268,20 @@ impl RunCtx {
             .collect()
     }
 
+    /// Whether the run plans (the session is in `plan` mode now).
+    fn planning(&self) -> bool {
+        self.turn
+            .extension::<TurnGate>()
+            .is_some_and(|gate| gate.0.mode() == Mode::Plan)
+    }
+
     fn request(&self, notes: &[Message], tools_on: bool) -> Result<ModelRequest, StoreError> {
         let mut messages = Vec::new();
         if let Some(prompt) = &self.core.config.system_prompt {
             messages.push(Message::system(prompt.clone()));
+        }
+        if self.planning() {
+            messages.push(Message::system(planner::planner_instruction()));
         }
         messages.extend(
             self.core
@@ -296,6 +307,7 @@ impl RunCtx {
         mut tools_on: bool,
     ) -> Result<RunStatus, StoreError> {
         let mut retried = false;
+        let mut plan_asked = false;
         let mut last_text = String::new();
         while self.iterations < self.core.config.max_iterations {
             self.phase(if self.tool_calls == 0 {
@@ -407,6 +419,21 @@ impl RunCtx {
                 self.events.push(Event::MessageDelta {
                     delta: text.clone(),
                 });
+            }
+            // A planning run's answer is the plan: asked once to complete
+            // it when sections are missing; the second answer stands.
+            if self.planning() && !plan_asked {
+                let missing = planner::missing_sections(&text);
+                if !missing.is_empty() {
+                    plan_asked = true;
+                    self.events.push(Event::MessagePartiallyCompleted {
+                        content: text.clone(),
+                        reason: "plan_incomplete".into(),
+                    });
+                    notes.push(Message::assistant(text));
+                    notes.push(Message::system(planner::completion_request(&missing)));
+                    continue;
+                }
             }
             self.append(&Message::assistant(text.clone()))?;
             self.events.push(Event::MessageCompleted { content: text });

@@ -458,3 +458,62 @@ async fn a_mode_change_mid_run_applies_to_the_next_call() {
     assert_eq!(done(session), ["delete:1"]);
     assert_eq!(sessions.mode(session).unwrap(), Mode::Plan);
 }
+
+#[tokio::test]
+async fn plan_mode_plans_with_reads_and_asks_once_for_missing_sections() {
+    let sections = [
+        "Implementation Plan",
+        "Overview",
+        "Requirements",
+        "Architecture Changes",
+        "Implementation Steps",
+        "Testing Strategy",
+        "Risks & Mitigations",
+        "Success Criteria",
+    ];
+    let plan = |count: usize| -> String {
+        sections[..count]
+            .iter()
+            .map(|section| format!("## {section}\nDetails.\n"))
+            .collect()
+    };
+    let model = Arc::new(ScriptedModel::new([
+        Reply::tool_call("lookup", json!({ "query": "rent" })),
+        Reply::text(&plan(6)),
+        Reply::text(&plan(8)),
+    ]));
+    let sessions = sessions(model.clone());
+    sessions.set_mode("modes-planner", Mode::Plan).unwrap();
+    let events = sessions
+        .send("modes-planner", "plan the rent clean-up")
+        .unwrap()
+        .finish()
+        .await;
+    // Reads still run in plan mode.
+    assert_eq!(done("modes-planner"), ["lookup:rent"]);
+    let requests = model.requests();
+    assert!(
+        requests[0]
+            .messages
+            .iter()
+            .any(|message| message.role == Role::System
+                && message.content.contains("plan mode")
+                && message.content.contains("\"Risks & Mitigations\"")),
+        "the planner instruction"
+    );
+    // The incomplete plan is superseded, and the model asked once.
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::MessagePartiallyCompleted { reason, .. } if reason == "plan_incomplete"
+    )));
+    assert!(requests[2].messages.iter().any(|message| {
+        message
+            .content
+            .contains("missing these sections: Risks & Mitigations, Success Criteria")
+    }));
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::MessageCompleted { content } if *content == plan(8)
+    )));
+    assert_eq!(requests.len(), 3);
+}
