@@ -97,6 +97,8 @@
 //! nothing: reopened, [`Sessions::approve`] still applies, and
 //! [`Sessions::resume`] completes the run.
 
+#[cfg(feature = "anthropic")]
+mod anthropic;
 mod call;
 mod core;
 mod event;
@@ -125,6 +127,8 @@ pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.
 pub(crate) use crate::dispatch::mode;
+#[cfg(feature = "anthropic")]
+pub use anthropic::AnthropicModel;
 pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;

@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod abilities;
+#[cfg(feature = "anthropic")]
+mod anthropic;
 mod events;
 #[cfg(feature = "http")]
 mod http;

@@ -20,16 +20,16 @@ use crate::abilities::done;
 use crate::{allow_all, sessions_with};
 
 /// A reply the server replays: status, then body pieces written one by one.
-struct Recorded {
-    status: u16,
-    pieces: Vec<String>,
+pub(crate) struct Recorded {
+    pub(crate) status: u16,
+    pub(crate) pieces: Vec<String>,
 }
 
 /// What the server received: the head and the JSON body of each request.
-type Received = Arc<Mutex<Vec<(String, Value)>>>;
+pub(crate) type Received = Arc<Mutex<Vec<(String, Value)>>>;
 
 /// Serves `replies` in order, one per request, on a loopback port.
-async fn serve(replies: Vec<Recorded>) -> (String, Received) {
+pub(crate) async fn serve(replies: Vec<Recorded>) -> (String, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());
     let received: Received = Arc::default();

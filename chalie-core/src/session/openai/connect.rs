@@ -11,7 +11,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A built client, or why none could be built (reported on the first
 /// request rather than as a panic in a constructor).
 #[derive(Debug, Clone)]
-pub(super) struct Connector {
+pub(crate) struct Connector {
     client: Result<reqwest::Client, String>,
     /// Set when the platform's trust store could not be read and only the
     /// added roots are trusted: an HTTPS failure then says why.
@@ -20,7 +20,7 @@ pub(super) struct Connector {
 
 impl Connector {
     /// A client trusting the platform's roots and `extra_roots`.
-    pub(super) fn new(extra_roots: &[reqwest::Certificate]) -> Connector {
+    pub(crate) fn new(extra_roots: &[reqwest::Certificate]) -> Connector {
         let builder = || reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
         let roots = || extra_roots.iter().cloned();
         match builder().tls_certs_merge(roots()).build() {
@@ -50,14 +50,14 @@ impl Connector {
         }
     }
 
-    pub(super) fn client(&self) -> Result<&reqwest::Client, &str> {
+    pub(crate) fn client(&self) -> Result<&reqwest::Client, &str> {
         self.client.as_ref().map_err(String::as_str)
     }
 
     /// A failed request's message, with every cause: reqwest's top-level
     /// message alone ("error sending request") does not say that a
     /// certificate was refused.
-    pub(super) fn describe(&self, error: &reqwest::Error) -> String {
+    pub(crate) fn describe(&self, error: &reqwest::Error) -> String {
         let chain = error_chain(error);
         match &self.trust_note {
             Some(note) => format!("{chain} ({note})"),
@@ -67,7 +67,7 @@ impl Connector {
 }
 
 /// Parses one or more PEM certificates, refusing input that holds none.
-pub(super) fn parse_pem(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
+pub(crate) fn parse_pem(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
     let certificates = reqwest::Certificate::from_pem_bundle(pem)
         .map_err(|error| format!("the PEM data could not be read: {}", error_chain(&error)))?;
     if certificates.is_empty() {

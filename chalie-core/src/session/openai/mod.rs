@@ -2,8 +2,8 @@
 //! `openai`): any server that speaks that API (vLLM, llama.cpp, Ollama, a
 //! gateway) by base URL and key.
 
-mod connect;
-mod sse;
+pub(crate) mod connect;
+pub(crate) mod sse;
 
 use std::collections::VecDeque;
 
@@ -151,18 +151,70 @@ fn wire_message(message: &Message) -> Value {
     }
 }
 
+/// What turns one API's server-sent events into chunks: OpenAI's
+/// [`Assembler`], Anthropic's decoder. The transport around it is shared.
+pub(crate) trait Decoder: Send + 'static {
+    /// The chunks one event's payload completes.
+    fn payload(&mut self, payload: &str) -> Vec<Result<ModelChunk, ModelError>>;
+    /// Whether the stream said it is over.
+    fn is_done(&self) -> bool;
+    /// What is left when the stream ends without saying so.
+    fn flush(&mut self) -> Vec<Result<ModelChunk, ModelError>>;
+}
+
+impl Decoder for Assembler {
+    fn payload(&mut self, payload: &str) -> Vec<Result<ModelChunk, ModelError>> {
+        Assembler::payload(self, payload)
+    }
+    fn is_done(&self) -> bool {
+        Assembler::is_done(self)
+    }
+    fn flush(&mut self) -> Vec<Result<ModelChunk, ModelError>> {
+        Assembler::flush(self)
+    }
+}
+
+/// Sends `request` and streams what `decoder` makes of the reply's events.
+pub(crate) fn stream_events<D: Decoder>(
+    connector: Connector,
+    request: reqwest::RequestBuilder,
+    decoder: D,
+) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
+    let reading = Reading {
+        connector,
+        request: Some(request),
+        response: None,
+        parser: SseParser::default(),
+        assembler: decoder,
+        queue: VecDeque::new(),
+        finished: false,
+    };
+    futures::stream::unfold(reading, |mut reading| async move {
+        loop {
+            if let Some(item) = reading.queue.pop_front() {
+                return Some((item, reading));
+            }
+            if reading.finished {
+                return None;
+            }
+            reading.advance().await;
+        }
+    })
+    .boxed()
+}
+
 /// Where a streamed reply is.
-struct Reading {
+struct Reading<D> {
     connector: Connector,
     request: Option<reqwest::RequestBuilder>,
     response: Option<reqwest::Response>,
     parser: SseParser,
-    assembler: Assembler,
+    assembler: D,
     queue: VecDeque<Result<ModelChunk, ModelError>>,
     finished: bool,
 }
 
-impl Reading {
+impl<D: Decoder> Reading<D> {
     fn fail(&mut self, message: String) {
         self.queue.push_back(Err(ModelError(message)));
         self.finished = true;
@@ -247,26 +299,6 @@ impl Model for OpenAiModel {
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }
-        let reading = Reading {
-            connector: self.connector.clone(),
-            request: Some(builder),
-            response: None,
-            parser: SseParser::default(),
-            assembler: Assembler::default(),
-            queue: VecDeque::new(),
-            finished: false,
-        };
-        futures::stream::unfold(reading, |mut reading| async move {
-            loop {
-                if let Some(item) = reading.queue.pop_front() {
-                    return Some((item, reading));
-                }
-                if reading.finished {
-                    return None;
-                }
-                reading.advance().await;
-            }
-        })
-        .boxed()
+        stream_events(self.connector.clone(), builder, Assembler::default())
     }
 }
