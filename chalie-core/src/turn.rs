@@ -76,6 +76,21 @@ pub enum GateDecision {
     NotReached,
 }
 
+impl GateDecision {
+    /// The decision's name, as it is serialised (`not_reached`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GateDecision::Allowed => "allowed",
+            GateDecision::Approved => "approved",
+            GateDecision::Rejected => "rejected",
+            GateDecision::Denied => "denied",
+            GateDecision::Internal => "internal",
+            GateDecision::Planned => "planned",
+            GateDecision::NotReached => "not_reached",
+        }
+    }
+}
+
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -86,6 +101,17 @@ pub enum CallStatus {
     Error,
     /// It was started in the background and has not finished.
     Pending,
+}
+
+impl CallStatus {
+    /// The status's name, as it is serialised (`success`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Success => "success",
+            CallStatus::Error => "error",
+            CallStatus::Pending => "pending",
+        }
+    }
 }
 
 /// One call on the turn's action trail.
@@ -585,5 +611,23 @@ impl Turn {
 
     pub(crate) fn is_pinned(&self, name: &str) -> bool {
         self.shared.pins.contains(name)
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use super::{CallStatus, GateDecision};
+
+    #[test]
+    fn as_str_is_the_serialised_name() {
+        use GateDecision::*;
+        for decision in [
+            Allowed, Approved, Rejected, Denied, Internal, Planned, NotReached,
+        ] {
+            assert_eq!(serde_json::json!(decision), decision.as_str());
+        }
+        for status in [CallStatus::Success, CallStatus::Error, CallStatus::Pending] {
+            assert_eq!(serde_json::json!(status), status.as_str());
+        }
     }
 }

@@ -8,7 +8,7 @@ use tracing::field::Empty;
 
 use super::Dispatcher;
 use super::call::{Dispatched, ToolCall};
-use crate::{CallStatus, GateDecision, Turn};
+use crate::Turn;
 
 pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall) -> Dispatched {
     let span = tracing::info_span!(
@@ -49,8 +49,8 @@ pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall)
     let record = done.record();
     span.record("gen_ai.tool.call.id", done.call_id());
     span.record("chalie.permission", record.permission.as_str());
-    span.record("chalie.gate.decision", decision_name(record.decision));
-    span.record("chalie.status", status_name(record.status));
+    span.record("chalie.gate.decision", record.decision.as_str());
+    span.record("chalie.status", record.status.as_str());
     span.record("chalie.background", record.background);
     span.record("chalie.reused", record.reused);
     if let Some(code) = &record.error_code {
@@ -61,24 +61,4 @@ pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall)
         span.record("gen_ai.tool.call.result", done.envelope.as_str());
     }
     done
-}
-
-fn decision_name(decision: GateDecision) -> &'static str {
-    match decision {
-        GateDecision::Allowed => "allowed",
-        GateDecision::Approved => "approved",
-        GateDecision::Rejected => "rejected",
-        GateDecision::Denied => "denied",
-        GateDecision::Internal => "internal",
-        GateDecision::Planned => "planned",
-        GateDecision::NotReached => "not_reached",
-    }
-}
-
-fn status_name(status: CallStatus) -> &'static str {
-    match status {
-        CallStatus::Success => "success",
-        CallStatus::Error => "error",
-        CallStatus::Pending => "pending",
-    }
 }

@@ -172,23 +172,20 @@ impl Model for AnthropicModel {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
-        let client = match self.connector.client() {
-            Ok(client) => client,
-            Err(reason) => {
-                let error = ModelError(reason.to_owned());
-                return Box::pin(futures::stream::once(async move { Err(error) }));
-            }
-        };
-        let mut builder = client
-            .post(&self.endpoint)
-            .header("content-type", "application/json")
-            .header("accept", "text/event-stream")
-            .header("anthropic-version", API_VERSION)
-            .body(self.body(&request).to_string());
-        if let Some(key) = &self.api_key {
-            builder = builder.header("x-api-key", key);
-        }
-        stream_events(self.connector.clone(), builder, Events::default())
+        let key = self.api_key.clone();
+        stream_events(
+            &self.connector,
+            &self.endpoint,
+            &self.body(&request),
+            |builder| {
+                let builder = builder.header("anthropic-version", API_VERSION);
+                match key {
+                    Some(key) => builder.header("x-api-key", key),
+                    None => builder,
+                }
+            },
+            Events::default(),
+        )
     }
 }
 

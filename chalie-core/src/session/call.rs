@@ -173,9 +173,13 @@ pub(crate) fn deliver_background(
     turn: &Turn,
     events: &EventLog,
 ) -> Result<(), StoreError> {
+    let records = core.store.background_calls(turn.session_id())?;
+    if records.is_empty() {
+        return Ok(());
+    }
     let held = core.dispatcher.background(turn.session_id());
     let running = held.pending();
-    for mut record in core.store.background_calls(turn.session_id())? {
+    for mut record in records {
         let (envelope, message) = match record.status {
             ToolCallStatus::Finished => {
                 let envelope = record.envelope.clone().unwrap_or_default();

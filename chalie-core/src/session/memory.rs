@@ -132,6 +132,23 @@ impl SessionStore for MemoryStore {
             .unwrap_or_default())
     }
 
+    fn background_calls(&self, session_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .run_order
+            .iter()
+            .filter(|run| {
+                data.runs
+                    .get(*run)
+                    .is_some_and(|record| record.session_id == session_id)
+            })
+            .filter_map(|run| data.tool_calls.get(run))
+            .flatten()
+            .filter(|call| call.status.is_undelivered())
+            .cloned()
+            .collect())
+    }
+
     fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
         let mut data = self.data();
         data.approvals.retain(|stored| {

@@ -149,6 +149,49 @@ fn session_row(db: &Connection, id: &str) -> Result<Option<SessionRecord>, Store
     .transpose()
 }
 
+/// The columns [`tool_call_row`] reads, in its order.
+const TOOL_CALL_COLUMNS: &str =
+    "run_id, call_id, message_seq, tool, input, status, envelope, execution_ms";
+
+type ToolCallRow = (
+    String,
+    String,
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+);
+
+fn tool_call_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ToolCallRow> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+    ))
+}
+
+fn tool_call_from(row: ToolCallRow) -> Result<ToolCallRecord, StoreError> {
+    let (run_id, call_id, message_seq, tool, input, status, envelope, execution_ms) = row;
+    Ok(ToolCallRecord {
+        run_id,
+        message_seq: message_seq as u64,
+        call_id,
+        tool,
+        input: from_json(&input)?,
+        status: ToolCallStatus::parse(&status)
+            .ok_or_else(|| corrupt("tool call status", &status))?,
+        envelope,
+        execution_ms: execution_ms as u64,
+    })
+}
+
 fn approval_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[String; 6]> {
     Ok([
         row.get(0)?,
@@ -337,40 +380,33 @@ impl SessionStore for SqliteStore {
     fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
         let db = self.db();
         let mut statement = db
-            .prepare(
-                "SELECT call_id, message_seq, tool, input, status, envelope, execution_ms
-                 FROM tool_calls WHERE run_id = ?1 ORDER BY ord",
-            )
+            .prepare(&format!(
+                "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE run_id = ?1 ORDER BY ord"
+            ))
             .map_err(failed)?;
         let rows = statement
-            .query_map([run_id], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, i64>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    row.get::<_, Option<String>>(5)?,
-                    row.get::<_, i64>(6)?,
-                ))
-            })
+            .query_map([run_id], tool_call_row)
             .map_err(failed)?;
-        rows.map(|row| {
-            let (call_id, message_seq, tool, input, status, envelope, execution_ms) =
-                row.map_err(failed)?;
-            Ok(ToolCallRecord {
-                run_id: run_id.to_owned(),
-                message_seq: message_seq as u64,
-                call_id,
-                tool,
-                input: from_json(&input)?,
-                status: ToolCallStatus::parse(&status)
-                    .ok_or_else(|| corrupt("tool call status", &status))?,
-                envelope,
-                execution_ms: execution_ms as u64,
-            })
-        })
-        .collect()
+        rows.map(|row| tool_call_from(row.map_err(failed)?))
+            .collect()
+    }
+
+    /// One query, not one per run: a run asks this before every model request.
+    fn background_calls(&self, session_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(&format!(
+                "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls
+                 WHERE status IN ('background', 'finished') -- is_undelivered()
+                   AND run_id IN (SELECT id FROM runs WHERE session_id = ?1)
+                 ORDER BY rowid"
+            ))
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([session_id], tool_call_row)
+            .map_err(failed)?;
+        rows.map(|row| tool_call_from(row.map_err(failed)?))
+            .collect()
     }
 
     fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {

@@ -108,6 +108,12 @@ impl ToolCallStatus {
         }
     }
 
+    /// A background call whose final result the model has not read yet
+    /// ([`Background`](Self::Background) or [`Finished`](Self::Finished)).
+    pub const fn is_undelivered(self) -> bool {
+        matches!(self, ToolCallStatus::Background | ToolCallStatus::Finished)
+    }
+
     /// The value named `text`, as [`as_str`](Self::as_str) writes it.
     pub fn parse(text: &str) -> Option<Self> {
         [
@@ -267,12 +273,11 @@ pub trait SessionStore: Send + Sync {
         }
         let mut calls = Vec::new();
         for run in runs {
-            calls.extend(self.tool_calls(&run)?.into_iter().filter(|call| {
-                matches!(
-                    call.status,
-                    ToolCallStatus::Background | ToolCallStatus::Finished
-                )
-            }));
+            calls.extend(
+                self.tool_calls(&run)?
+                    .into_iter()
+                    .filter(|call| call.status.is_undelivered()),
+            );
         }
         Ok(calls)
     }

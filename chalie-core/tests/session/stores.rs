@@ -150,6 +150,48 @@ fn contract(store: &dyn SessionStore) {
     assert_eq!(plan, ["c0", "c1"]);
     store.clear_plan("s").unwrap();
     assert!(store.plan("s").unwrap().is_empty());
+
+    // Background calls not yet delivered, of this session only, in call order.
+    let call = |run: &str, id: &str, status| ToolCallRecord {
+        run_id: run.into(),
+        message_seq: 0,
+        call_id: id.into(),
+        tool: "report".into(),
+        input: json!({}),
+        status,
+        envelope: None,
+        execution_ms: 0,
+    };
+    store
+        .put_run(&RunRecord {
+            id: "other-run".into(),
+            session_id: "other".into(),
+            status: RunStatus::Running,
+        })
+        .unwrap();
+    store
+        .put_tool_call(&call("r2", "bg-1", ToolCallStatus::Background))
+        .unwrap();
+    store
+        .put_tool_call(&call("r2", "bg-2", ToolCallStatus::Finished))
+        .unwrap();
+    store
+        .put_tool_call(&call("r2", "bg-3", ToolCallStatus::Completed))
+        .unwrap();
+    store
+        .put_tool_call(&call("other-run", "bg-4", ToolCallStatus::Finished))
+        .unwrap();
+    let undelivered: Vec<String> = store
+        .background_calls("s")
+        .unwrap()
+        .into_iter()
+        .map(|call| call.call_id)
+        .collect();
+    assert_eq!(undelivered, ["bg-1", "bg-2"]);
+    store
+        .put_tool_call(&call("r2", "bg-1", ToolCallStatus::Completed))
+        .unwrap();
+    assert_eq!(store.background_calls("s").unwrap().len(), 1);
 }
 
 #[test]

@@ -174,14 +174,32 @@ impl Decoder for Assembler {
     }
 }
 
-/// Sends `request` and streams what `decoder` makes of the reply's events.
+/// POSTs `body` to `endpoint` as a streaming request (`headers` adds the
+/// API's own, e.g. its key) and streams what `decoder` makes of the reply's
+/// events; a client that cannot be built is the stream's one error.
 pub(crate) fn stream_events<D: Decoder>(
-    connector: Connector,
-    request: reqwest::RequestBuilder,
+    connector: &Connector,
+    endpoint: &str,
+    body: &Value,
+    headers: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     decoder: D,
 ) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
+    let client = match connector.client() {
+        Ok(client) => client,
+        Err(reason) => {
+            let error = ModelError(reason.to_owned());
+            return futures::stream::once(async move { Err(error) }).boxed();
+        }
+    };
+    let request = headers(
+        client
+            .post(endpoint)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body.to_string()),
+    );
     let reading = Reading {
-        connector,
+        connector: connector.clone(),
         request: Some(request),
         response: None,
         parser: SseParser::default(),
@@ -283,22 +301,16 @@ impl Model for OpenAiModel {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
-        let client = match self.connector.client() {
-            Ok(client) => client,
-            Err(reason) => {
-                let error = ModelError(reason.to_owned());
-                return futures::stream::once(async move { Err(error) }).boxed();
-            }
-        };
-        let body = self.body(&request);
-        let mut builder = client
-            .post(&self.endpoint)
-            .header("content-type", "application/json")
-            .header("accept", "text/event-stream")
-            .body(body.to_string());
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        stream_events(self.connector.clone(), builder, Assembler::default())
+        let key = self.api_key.clone();
+        stream_events(
+            &self.connector,
+            &self.endpoint,
+            &self.body(&request),
+            |builder| match key {
+                Some(key) => builder.bearer_auth(key),
+                None => builder,
+            },
+            Assembler::default(),
+        )
     }
 }
