@@ -98,9 +98,10 @@ pub use descriptor::{
     ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
 };
 pub use dispatch::{
-    Approval, ApprovalRequest, Approver, BackgroundCalls, ChannelTools, Dispatched, Dispatcher,
-    DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy, PolicyError,
-    PolicyStore, RateLimit, Refusal, Setting, SurfaceEntry, ToolCall,
+    Admission, Approval, ApprovalRequest, Approver, BackgroundCalls, ChannelTools, Dispatched,
+    Dispatcher, DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy,
+    PolicyError, PolicyStore, RateCounter, RateCounterError, RateLimit, Refusal, Setting,
+    SurfaceEntry, ToolCall,
 };
 pub use envelope::{
     Envelope, EnvelopeError, ErrorContent, escape_body, render_envelope, unescape_body,

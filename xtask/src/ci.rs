@@ -7,9 +7,15 @@ use crate::{Outcome, project_root};
 
 /// Runs `cargo` with `args` in the workspace root, failing on failure.
 pub(crate) fn cargo(args: &[&str]) -> Outcome {
+    cargo_with(args, &[])
+}
+
+/// [`cargo`] with extra environment variables for the command.
+fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     println!("\n$ cargo {}", args.join(" "));
     let status = Command::new(env!("CARGO"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(project_root())
         .status()?;
     if status.success() {
@@ -26,16 +32,23 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     }
     prepare()?;
     prepare_python()?;
-    // Every feature: the optional integrations (SQLite, HTTP, MCP) are
-    // tested too, not only the default build. The assistant's and the MCP
-    // server's tests run the programs on the index `prepare` built.
-    cargo(&[
-        "test",
-        "--workspace",
-        "--all-features",
-        "--locked",
-        "--no-fail-fast",
-    ])?;
+    // The `postgres` store's tests run against a real server, started here
+    // and stopped when `postgres` drops, whether the tests pass or not.
+    let postgres = crate::postgres::started()?;
+    // Every feature: the optional integrations (SQLite, PostgreSQL, HTTP,
+    // MCP) are tested too, not only the default build. The assistant's and
+    // the MCP server's tests run the programs on the index `prepare` built.
+    cargo_with(
+        &[
+            "test",
+            "--workspace",
+            "--all-features",
+            "--locked",
+            "--no-fail-fast",
+        ],
+        &[(crate::postgres::URL_VARIABLE, &postgres.url)],
+    )?;
+    drop(postgres);
     println!("\n$ cargo xtask manifest --check");
     crate::manifest::run(&["--check".to_owned()])?;
     // The index the programs open, checked the way a deployment would: the build and the

@@ -9,6 +9,7 @@ mod ci;
 mod index;
 mod lint;
 mod manifest;
+mod postgres;
 mod python_env;
 
 use std::path::PathBuf;
@@ -44,6 +45,8 @@ commands:
   manifest --check             fail when a contract changed without its version bump (CI)
   manifest --update            rewrite contracts.lock.json, refused while a bump is missing
   fetch-model [--dir DIR]      download and verify the default embedding model
+  postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
+                               `postgres` store's tests (installs the distribution's package)
   python-env                   a venv with the official Python MCP SDK, for the MCP tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         "lint" => lint::run(&rest),
         "index" | "eval" | "golden" | "fetch-model" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
+        "postgres" => postgres::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

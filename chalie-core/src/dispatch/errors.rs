@@ -103,6 +103,19 @@ pub(crate) fn rate_limited(calls: u32, per_seconds: f64, retry_after: f64) -> To
     .with_retry(Retry::After(retry_after))
 }
 
+/// The shared rate counter failed, so the call is not made: a limit that
+/// cannot be checked is not waived.
+pub(crate) fn rate_unchecked(error: &super::limits::RateCounterError) -> ToolResult {
+    ToolResult::error(
+        "rate-limit-unavailable",
+        format!(
+            "the session's rate limit could not be checked ({error}), so the call was not made"
+        ),
+        "try again shortly, or answer with what you have",
+    )
+    .with_retry(Retry::After(1.0))
+}
+
 /// The ability panicked; the dispatcher caught it.
 pub(crate) fn panicked(tool: &str, message: &str) -> ToolResult {
     ToolResult::error(

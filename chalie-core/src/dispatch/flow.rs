@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::call::{Dispatched, Refusal, ToolCall};
 use super::execute::Prepared;
 use super::gate::Gate;
+use super::limits::Admission;
 use super::resolve::{Target, resolve};
 use super::reuse::reuse_key;
 use super::session::{Session, lock};
@@ -260,7 +261,17 @@ impl Dispatcher {
         }
         let session = self.session(turn.session_id());
         if let Some(limit) = self.rate_limit {
-            let admitted = lock(&session.window).admit(limit, tokio::time::Instant::now());
+            let admitted = match &self.rate_counter {
+                None => lock(&session.window).admit(limit, tokio::time::Instant::now()),
+                Some(counter) => match counter.admit(turn.session_id(), limit) {
+                    Ok(Admission::Admitted) => Ok(()),
+                    Ok(Admission::Wait(wait)) => Err(wait),
+                    Err(error) => {
+                        let result = errors::rate_unchecked(&error);
+                        return state.refuse(turn, Refusal::RateLimited, result);
+                    }
+                },
+            };
             if let Err(wait) = admitted {
                 let result = errors::rate_limited(
                     limit.calls(),

@@ -44,6 +44,31 @@ impl Default for RateLimit {
     }
 }
 
+/// Counts a session's calls for its rate limit somewhere other than this
+/// dispatcher: a store that several replicas share, so the limit holds for
+/// all of them together (30 a minute in total, not 30 per replica). Without
+/// one the dispatcher counts in its own memory.
+pub trait RateCounter: Send + Sync {
+    /// Counts a call of `session_id` now if `limit` allows one; otherwise
+    /// says how long until it will. An error refuses the call: a limit that
+    /// cannot be checked is not waived.
+    fn admit(&self, session_id: &str, limit: RateLimit) -> Result<Admission, RateCounterError>;
+}
+
+/// What a [`RateCounter`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Counted: the call goes on.
+    Admitted,
+    /// Refused: the window is full for this long yet.
+    Wait(Duration),
+}
+
+/// The rate counter could not count (its store failed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rate counter: {0}")]
+pub struct RateCounterError(pub String);
+
 /// The times of the session's last calls: a sliding log, exact for any
 /// window, holding at most `calls` instants.
 #[derive(Debug, Default)]

@@ -43,7 +43,7 @@ pub use background::BackgroundCalls;
 pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools};
 pub(crate) use hook::{GateHook, HookError, TurnGate};
-pub use limits::RateLimit;
+pub use limits::{Admission, RateCounter, RateCounterError, RateLimit};
 pub use policy::{Policy, PolicyError, Setting};
 pub use reach::ChannelTools;
 pub use store::PolicyStore;
@@ -130,6 +130,7 @@ pub struct Dispatcher {
     approver: Option<Arc<dyn Approver>>,
     approval_timeout: Duration,
     rate_limit: Option<RateLimit>,
+    rate_counter: Option<Arc<dyn RateCounter>>,
     external: Vec<Arc<dyn ExternalTools>>,
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
@@ -164,6 +165,7 @@ pub struct DispatcherBuilder {
     approver: Option<Arc<dyn Approver>>,
     approval_timeout: Duration,
     rate_limit: Option<RateLimit>,
+    rate_counter: Option<Arc<dyn RateCounter>>,
     external: Vec<Arc<dyn ExternalTools>>,
     required_tags: HashMap<String, Vec<String>>,
     granted_tags: HashSet<String>,
@@ -234,6 +236,14 @@ impl DispatcherBuilder {
         self
     }
 
+    /// Counts calls for the rate limit in `counter` (e.g. a `PgStore` the
+    /// replicas share) instead of this dispatcher's memory, so the limit
+    /// holds across every dispatcher counting there.
+    pub fn rate_counter(mut self, counter: Arc<dyn RateCounter>) -> Self {
+        self.rate_counter = Some(counter);
+        self
+    }
+
     /// No rate limit.
     pub fn without_rate_limit(mut self) -> Self {
         self.rate_limit = None;
@@ -292,6 +302,7 @@ impl DispatcherBuilder {
             approver: self.approver,
             approval_timeout: self.approval_timeout,
             rate_limit: self.rate_limit,
+            rate_counter: self.rate_counter,
             external: self.external,
             required_tags: self.required_tags,
             granted_tags: self.granted_tags,
@@ -313,6 +324,7 @@ impl Dispatcher {
             approver: None,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             rate_limit: Some(RateLimit::default()),
+            rate_counter: None,
             external: Vec::new(),
             required_tags: HashMap::new(),
             granted_tags: HashSet::new(),

@@ -126,15 +126,17 @@ pub(crate) async fn run_call(
     };
     record.execution_ms = execution_ms;
     record.envelope = Some(dispatched.envelope.clone());
-    core.store.put_tool_call(&record)?;
+    // The outcome and the message the model reads are stored together: a
+    // run resumed elsewhere never finds a finished call without its result
+    // (and runs it again) nor a result without its record.
+    core.store.record_result(
+        &record,
+        turn.session_id(),
+        &Message::tool(call.id.clone(), dispatched.envelope),
+    )?;
     if in_background {
         keep_when_finished(core, turn.session_id(), record);
     }
-    core.store.append_message(
-        turn.session_id(),
-        turn.run_id(),
-        &Message::tool(call.id.clone(), dispatched.envelope),
-    )?;
     Ok(CallOutcome { rate_limited })
 }
 

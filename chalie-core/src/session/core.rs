@@ -24,6 +24,8 @@ pub(crate) struct Config {
     pub(crate) system_prompt: Option<String>,
     pub(crate) channel: Channel,
     pub(crate) narration: Narration,
+    /// How long a run's lease lasts unrenewed (see [`SessionStore::claim_run`]).
+    pub(crate) lease: Duration,
 }
 
 impl Default for Config {
@@ -35,9 +37,13 @@ impl Default for Config {
             system_prompt: None,
             channel: Channel::Chat,
             narration: Narration::default(),
+            lease: DEFAULT_LEASE,
         }
     }
 }
+
+/// How long a replica's hold on its runs outlives its last renewal.
+pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// A run this process is driving (or drove): its events and its task.
 pub(crate) struct LiveRun {
@@ -84,8 +90,11 @@ pub(crate) struct Core {
     pub(crate) runs: Mutex<HashMap<String, LiveRun>>,
     pub(crate) approvals: Waiters,
     pub(crate) next_run: AtomicU64,
-    /// Makes this `Sessions`' run ids unique among all sharing the store.
+    /// Makes this `Sessions`' run ids unique among all sharing the store,
+    /// and names it as the replica holding its runs' leases.
     pub(crate) run_prefix: String,
+    /// Renews this replica's leases while it lives.
+    pub(crate) heartbeat: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// Locks, taking over a lock poisoned by a panic elsewhere: the maps stay

@@ -111,6 +111,8 @@ mod narration;
 mod openai;
 mod owner;
 mod planner;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod run;
 mod scripted;
 mod seam;
@@ -133,12 +135,14 @@ pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolC
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
 pub use owner::AsPrincipal;
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 pub use scripted::{Reply, ScriptedModel};
 pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use store::{
-    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
-    StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, RunRecord, RunStatus,
+    SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
 pub use stream::{EventLog, EventStream};

@@ -64,6 +64,10 @@ pub(crate) fn spawn_run(
             session_id: session_id.clone(),
             status: RunStatus::Running,
         })?;
+        // A new run is this replica's from the start (a resumed one was
+        // claimed before it got here).
+        core.store
+            .claim_run(&run_id, &core.run_prefix, core.config.lease)?;
     }
     let progress_events = events.clone();
     // The calls run on behalf of the session's owner, so abilities can

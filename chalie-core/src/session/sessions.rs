@@ -11,7 +11,9 @@ use super::memory::MemoryStore;
 use super::mode::{Mode, ModeCell};
 use super::model::Model;
 use super::run::{RunKind, spawn_run};
-use super::store::{ApprovalState, PlanStep, RunStatus, SessionRecord, SessionStore, StoreError};
+use super::store::{
+    ApprovalState, Decision, PlanStep, RunStatus, SessionRecord, SessionStore, StoreError,
+};
 use super::stream::{EventLog, EventStream};
 use crate::{Channel, Dispatcher, Principal};
 
@@ -127,6 +129,14 @@ impl SessionsBuilder {
         self.config.system_prompt = Some(prompt.into());
         self
     }
+    /// How long a run's lease outlives its replica's last renewal (default
+    /// 30 s; renewed every third of it). With a store several replicas
+    /// share, a replica that dies loses its runs to the one that
+    /// [resumes](Sessions::resume) them after this long.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.config.lease = lease.max(Duration::from_millis(30));
+        self
+    }
     /// The channel runs' calls are made on (default [`Channel::Chat`]).
     pub fn channel(mut self, channel: Channel) -> Self {
         self.config.channel = channel;
@@ -134,7 +144,7 @@ impl SessionsBuilder {
     }
     /// The sessions.
     pub fn build(self) -> Sessions {
-        Sessions {
+        let sessions = Sessions {
             core: Arc::new(Core {
                 dispatcher: self.dispatcher,
                 model: self.model,
@@ -145,8 +155,24 @@ impl SessionsBuilder {
                 approvals: Default::default(),
                 next_run: AtomicU64::new(1),
                 run_prefix: unique_prefix(),
+                heartbeat: Default::default(),
             }),
-        }
+        };
+        // An approval decided through another replica wakes the run
+        // waiting on it here. Weak: the store must not keep this alive.
+        let core = Arc::downgrade(&sessions.core);
+        sessions
+            .core
+            .store
+            .watch_decisions(Arc::new(move |decision: Decision| {
+                if let Some(core) = core.upgrade() {
+                    core.approvals.notify(
+                        &(decision.run_id, decision.call_id),
+                        decision.state == ApprovalState::Approved,
+                    );
+                }
+            }));
+        sessions
     }
 }
 
@@ -283,6 +309,7 @@ impl Sessions {
             let n = self.core.next_run.fetch_add(1, Ordering::Relaxed);
             format!("run-{}-{n}", self.core.run_prefix)
         });
+        self.keep_leases(&handle);
         let events = EventLog::new();
         let task = spawn_run(
             &handle,
@@ -394,6 +421,14 @@ impl Sessions {
             if run.status != RunStatus::Running || live.get(&run.id) == Some(&true) {
                 continue;
             }
+            // Another replica holds it (or took it first): not ours to run.
+            if !self
+                .core
+                .store
+                .claim_run(&run.id, &self.core.run_prefix, self.core.config.lease)?
+            {
+                continue;
+            }
             resumed.push(self.start(&run.session_id, RunKind::Resume, Some(run.id))?);
         }
         Ok(resumed)
@@ -403,6 +438,9 @@ impl Sessions {
     /// exits does; what the store holds lets [`resume`](Self::resume)
     /// finish them later.
     pub fn shutdown(&self) {
+        if let Some(heartbeat) = lock(&self.core.heartbeat).take() {
+            heartbeat.abort();
+        }
         let mut runs = lock(&self.core.runs);
         for run in runs.values_mut() {
             if let Some(task) = run.task.take() {
@@ -410,6 +448,30 @@ impl Sessions {
             }
             run.events.close();
         }
+    }
+}
+
+impl Sessions {
+    /// Renews this replica's leases every third of a lease while it lives,
+    /// from the first run on; stopped by [`shutdown`](Self::shutdown).
+    fn keep_leases(&self, handle: &tokio::runtime::Handle) {
+        let mut heartbeat = lock(&self.core.heartbeat);
+        if heartbeat.as_ref().is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        let core = Arc::downgrade(&self.core);
+        let every = self.core.config.lease / 3;
+        *heartbeat = Some(handle.spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let Some(core) = core.upgrade() else { return };
+                // A failed renewal is tried again at the next tick; leases
+                // outlive two missed ones.
+                let _ = core.store.renew_leases(&core.run_prefix, core.config.lease);
+            }
+        }));
     }
 }
 

@@ -1,6 +1,9 @@
 //! What a session keeps, behind a store trait: sessions, runs, messages,
 //! each message's tool calls, pending approvals and plans.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -222,6 +225,21 @@ pub struct PlanStep {
 #[error("session store: {0}")]
 pub struct StoreError(pub String);
 
+/// An approval decided, as a store shared by several processes reports it
+/// to each of them (see [`SessionStore::watch_decisions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// The run waiting.
+    pub run_id: String,
+    /// The call.
+    pub call_id: String,
+    /// What was decided.
+    pub state: ApprovalState,
+}
+
+/// Told of every [`Decision`] taken through any process sharing the store.
+pub type DecisionSink = Arc<dyn Fn(Decision) + Send + Sync>;
+
 /// Where sessions live. [`MemoryStore`](super::MemoryStore) keeps them in
 /// memory; with the `sqlite` feature, `SqliteStore`
 /// in an embedded database that survives a restart.
@@ -280,6 +298,46 @@ pub trait SessionStore: Send + Sync {
             );
         }
         Ok(calls)
+    }
+
+    /// Records a call's outcome and the tool message the model reads, in one
+    /// step, so a run is never left with the one and not the other; returns
+    /// the message's `seq`. The default writes one then the other, which is
+    /// one step for a store behind a single lock held by one process.
+    fn record_result(
+        &self,
+        record: &ToolCallRecord,
+        session_id: &str,
+        message: &Message,
+    ) -> Result<u64, StoreError> {
+        self.put_tool_call(record)?;
+        self.append_message(session_id, &record.run_id, message)
+    }
+
+    /// Takes the lease on a running run for `replica` until `lease` from now,
+    /// unless another replica holds a lease that has not expired; `true`:
+    /// `replica` drives the run now. A store one process owns has no other
+    /// replica, so the default always grants it.
+    fn claim_run(&self, run_id: &str, replica: &str, lease: Duration) -> Result<bool, StoreError> {
+        let _ = (run_id, replica, lease);
+        Ok(true)
+    }
+
+    /// Extends, to `lease` from now, every lease `replica` holds on a
+    /// running run. A replica that stops renewing (it died) loses its runs
+    /// to whichever replica [resumes](super::Sessions::resume) them once
+    /// the leases expire.
+    fn renew_leases(&self, replica: &str, lease: Duration) -> Result<(), StoreError> {
+        let _ = (replica, lease);
+        Ok(())
+    }
+
+    /// Registers `sink` to hear of every approval decided through another
+    /// process sharing this store, so the run waiting on it here goes on.
+    /// A store only one process opens has no such decisions: the default
+    /// keeps nothing.
+    fn watch_decisions(&self, sink: DecisionSink) {
+        let _ = sink;
     }
 
     /// Creates or replaces an approval.

@@ -18,6 +18,8 @@ mod modes;
 #[cfg(feature = "openai")]
 mod openai;
 mod owners;
+#[cfg(feature = "postgres")]
+mod replicas;
 #[cfg(feature = "sqlite")]
 mod restart;
 mod runs;

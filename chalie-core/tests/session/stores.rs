@@ -1,4 +1,4 @@
-//! The store contract, the same for memory and SQLite.
+//! The store contract, the same for memory, SQLite and PostgreSQL.
 
 use chalie_core::Principal;
 use chalie_core::session::{
@@ -7,7 +7,7 @@ use chalie_core::session::{
 };
 use serde_json::json;
 
-fn contract(store: &dyn SessionStore) {
+pub(crate) fn contract(store: &dyn SessionStore) {
     assert_eq!(store.session("s").unwrap(), None);
     store
         .put_session(&SessionRecord {
@@ -192,6 +192,25 @@ fn contract(store: &dyn SessionStore) {
         .put_tool_call(&call("r2", "bg-1", ToolCallStatus::Completed))
         .unwrap();
     assert_eq!(store.background_calls("s").unwrap().len(), 1);
+
+    // A call's outcome and the tool message the model reads go in together.
+    let finished = ToolCallRecord {
+        run_id: "r1".into(),
+        message_seq: 1,
+        call_id: "c9".into(),
+        tool: "lookup".into(),
+        input: json!({ "query": "y" }),
+        status: ToolCallStatus::Completed,
+        envelope: Some("[lookup(status=success)]\ny\n[end:lookup]".into()),
+        execution_ms: 1,
+    };
+    let seq = store
+        .record_result(&finished, "s", &Message::tool("c9", "y"))
+        .unwrap();
+    assert_eq!(seq, 2);
+    assert!(store.tool_calls("r1").unwrap().contains(&finished));
+    let messages = store.messages("s").unwrap();
+    assert_eq!(messages[2].message.tool_call_id.as_deref(), Some("c9"));
 }
 
 #[test]
@@ -208,8 +227,8 @@ fn the_sqlite_store_keeps_the_contract_and_survives_reopening() {
     contract(&SqliteStore::open(&path).unwrap());
     let reopened = SqliteStore::open(&path).unwrap();
     assert_eq!(reopened.session("s").unwrap().unwrap().mode, Mode::Auto);
-    assert_eq!(reopened.messages("s").unwrap().len(), 2);
-    assert_eq!(reopened.tool_calls("r1").unwrap().len(), 1);
+    assert_eq!(reopened.messages("s").unwrap().len(), 3);
+    assert_eq!(reopened.tool_calls("r1").unwrap().len(), 2);
 }
 
 #[cfg(feature = "sqlite")]
