@@ -102,6 +102,7 @@ mod anthropic;
 mod call;
 mod core;
 mod event;
+mod follow;
 #[cfg(feature = "http")]
 mod http;
 mod memory;

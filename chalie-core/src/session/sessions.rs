@@ -310,7 +310,7 @@ impl Sessions {
             format!("run-{}-{n}", self.core.run_prefix)
         });
         self.keep_leases(&handle);
-        let events = EventLog::new();
+        let events = super::follow::mirrored_log(&self.core.store, &run_id);
         let task = spawn_run(
             &handle,
             Arc::clone(&self.core),
@@ -340,12 +340,24 @@ impl Sessions {
         })
     }
 
-    /// A run this process started or resumed, e.g. to stream its events.
+    /// A run, e.g. to stream its events: one this process started or
+    /// resumed or, with a store that keeps runs' events for many replicas
+    /// (`PgStore`), one another replica drives, its events read from the
+    /// store from the first.
     pub fn run(&self, run_id: &str) -> Option<Run> {
-        lock(&self.core.runs).get(run_id).map(|live| Run {
+        if let Some(live) = lock(&self.core.runs).get(run_id) {
+            return Some(Run {
+                id: run_id.to_owned(),
+                session_id: live.session_id.clone(),
+                events: live.events.clone(),
+            });
+        }
+        let record = self.core.store.run(run_id).ok()??;
+        let events = super::follow::follow(&self.core.store, run_id)?;
+        Some(Run {
             id: run_id.to_owned(),
-            session_id: live.session_id.clone(),
-            events: live.events.clone(),
+            session_id: record.session_id,
+            events,
         })
     }
 

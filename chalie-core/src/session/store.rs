@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::event::Event;
 use super::mode::Mode;
 use super::model::Message;
 use crate::Principal;
@@ -338,6 +339,22 @@ pub trait SessionStore: Send + Sync {
     /// keeps nothing.
     fn watch_decisions(&self, sink: DecisionSink) {
         let _ = sink;
+    }
+
+    /// Keeps an event of a run, after the run's others, for the replicas that
+    /// follow the run without driving it (see [`run_events`](Self::run_events)).
+    /// The default keeps nothing: with a store one process opens, the run's
+    /// own event log is the only reader.
+    fn put_event(&self, run_id: &str, event: &Event) -> Result<(), StoreError> {
+        let _ = (run_id, event);
+        Ok(())
+    }
+
+    /// The run's kept events, skipping the first `skip`, in order; `None`
+    /// when this store keeps no events (the default).
+    fn run_events(&self, run_id: &str, skip: u64) -> Result<Option<Vec<Event>>, StoreError> {
+        let _ = (run_id, skip);
+        Ok(None)
     }
 
     /// Creates or replaces an approval.

@@ -8,12 +8,25 @@ use tokio::sync::watch;
 
 use super::event::Event;
 
+/// Where a log's events are copied as they are pushed.
+pub(crate) type Mirror = Arc<dyn Fn(&Event) + Send + Sync>;
+
 /// The events of one run, in order. Cheap to clone; clones share.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct EventLog {
     events: Arc<Mutex<Vec<Event>>>,
     // How many events there are, and whether the log is closed.
     state: Arc<watch::Sender<(usize, bool)>>,
+    mirror: Option<Mirror>,
+}
+
+impl std::fmt::Debug for EventLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventLog")
+            .field("events", &self.len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for EventLog {
@@ -28,12 +41,25 @@ impl EventLog {
         Self {
             events: Arc::new(Mutex::new(Vec::new())),
             state: Arc::new(watch::Sender::new((0, false))),
+            mirror: None,
+        }
+    }
+
+    /// An empty, open log that also hands each event to `mirror` (the
+    /// store, for replicas that follow the run).
+    pub(crate) fn mirrored(mirror: Mirror) -> Self {
+        Self {
+            mirror: Some(mirror),
+            ..Self::new()
         }
     }
 
     /// Appends an event and wakes the subscribers. After
     /// [`Event::RunSettlementCompleted`] the log is closed.
     pub fn push(&self, event: Event) {
+        if let Some(mirror) = &self.mirror {
+            mirror(&event);
+        }
         let terminal = event.is_terminal();
         let len = {
             let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);

@@ -10,6 +10,7 @@ use super::PgStore;
 use super::listen::{CHANNEL, Payload};
 use super::queries::{append_message, params, pg_error};
 use crate::Principal;
+use crate::session::event::Event;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
 use crate::session::store::{
@@ -297,6 +298,35 @@ impl SessionStore for PgStore {
         .iter()
         .map(tool_call_from)
         .collect()
+    }
+
+    fn put_event(&self, run_id: &str, event: &Event) -> Result<(), StoreError> {
+        // Not retried on a lost connection (an append may have been applied).
+        let (run_id, body) = (run_id.to_owned(), to_json(event)?);
+        self.transaction(move |transaction| {
+            async move {
+                transaction
+                    .execute(
+                        "INSERT INTO run_events (run_id, body) VALUES ($1, $2)",
+                        &[&run_id, &body],
+                    )
+                    .await
+                    .map_err(pg_error)?;
+                Ok(())
+            }
+            .boxed()
+        })
+    }
+
+    fn run_events(&self, run_id: &str, skip: u64) -> Result<Option<Vec<Event>>, StoreError> {
+        self.rows(
+            "SELECT body FROM run_events WHERE run_id = $1 ORDER BY ord OFFSET $2",
+            params![run_id.to_owned(), skip as i64],
+        )?
+        .iter()
+        .map(|row| from_json(&column::<String>(row, 0)?))
+        .collect::<Result<Vec<Event>, StoreError>>()
+        .map(Some)
     }
 
     fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {

@@ -42,6 +42,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE rate_calls (session_id TEXT NOT NULL, at TIMESTAMPTZ NOT NULL);
     CREATE INDEX rate_calls_by_session ON rate_calls (session_id, at);
     ",
+    // 2: runs' events, for replicas that follow a run another drives.
+    "
+    CREATE TABLE run_events (run_id TEXT NOT NULL, ord BIGSERIAL, body TEXT NOT NULL);
+    CREATE INDEX run_events_by_run ON run_events (run_id, ord);
+    ",
 ];
 
 /// The version this code brings a database to.

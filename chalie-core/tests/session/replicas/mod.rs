@@ -7,6 +7,7 @@
 
 mod approvals;
 mod contract;
+mod events;
 mod faults;
 mod leases;
 mod limits;
