@@ -17,6 +17,74 @@ pub enum EmbedError {
     /// Tokenising or running the model failed.
     #[error("embedding failed: {0}")]
     Inference(String),
+    /// An embeddings endpoint ([`crate::OpenAiEmbedder`]) gave no usable vectors.
+    #[error("the embeddings endpoint `{url}` failed: {failure}")]
+    Endpoint {
+        /// The URL requested (`…/embeddings`).
+        url: String,
+        /// What went wrong, after any retries.
+        failure: EndpointFailure,
+    },
+}
+
+/// Why an embeddings endpoint gave no usable vectors.
+///
+/// Rate limits (429) and server errors (5xx), timeouts and refused connections are retried
+/// with backoff first; `attempts` counts every try.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointFailure {
+    /// The server answered with an error status. A 4xx other than 429 is not retried: the
+    /// request itself is wrong (a bad key, an unknown model, a text too long).
+    #[error("HTTP {status} after {attempts} attempt(s): {message}")]
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// Tries made, the first included.
+        attempts: u32,
+        /// The server's error message, or the start of its body.
+        message: String,
+    },
+    /// No response within the timeout of any attempt.
+    #[error("no response within {timeout_ms} ms, {attempts} attempt(s)")]
+    TimedOut {
+        /// The per-request timeout.
+        timeout_ms: u64,
+        /// Tries made, the first included.
+        attempts: u32,
+    },
+    /// The server could not be reached (refused, reset, DNS, TLS).
+    #[error("unreachable after {attempts} attempt(s): {reason}")]
+    Unreachable {
+        /// Tries made, the first included.
+        attempts: u32,
+        /// The transport's error, with its causes.
+        reason: String,
+    },
+    /// A success response that is not what the embeddings API returns: not JSON, a vector
+    /// missing or twice, a value that is not a finite number, a zero vector.
+    #[error("the response is not an embeddings response: {0}")]
+    Malformed(String),
+    /// The vectors are not of the expected length: the endpoint serves another model than
+    /// the one probed, or ignored the requested `dimensions`.
+    #[error("vectors of {got} dimensions, expected {expected}")]
+    Dimensions {
+        /// The length expected.
+        expected: usize,
+        /// The length received.
+        got: usize,
+    },
+    /// A response named another model than the one that answered the probe: its vectors
+    /// belong to another space, even at the same length.
+    #[error("answered as model `{now}`, the probe was answered by `{probed}`")]
+    ModelChanged {
+        /// The model that answered when the embedder was built.
+        probed: String,
+        /// The model that answered now.
+        now: String,
+    },
+    /// The HTTP client could not be built (no usable TLS configuration) or has stopped.
+    #[error("{0}")]
+    Client(String),
 }
 
 /// Everything that can go wrong building, opening or querying an index.

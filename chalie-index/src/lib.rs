@@ -120,10 +120,12 @@ pub use descriptor::{
 };
 #[cfg(feature = "engine")]
 pub use discovery::{Discovery, SkillRules};
+#[cfg(feature = "openai")]
+pub use embed::{DEFAULT_BATCH_SIZE, OpenAiEmbedder, OpenAiEmbedderBuilder};
 pub use embed::{Embedder, HashingEmbedder};
 #[cfg(feature = "engine")]
 pub use embed::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
-pub use error::{EmbedError, IndexError};
+pub use error::{EmbedError, EndpointFailure, IndexError};
 #[cfg(feature = "engine")]
 pub use find::{
     Ambiguity, CENTROID_WEIGHT, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE,

@@ -6,12 +6,16 @@ mod bert;
 mod hashing;
 #[cfg(feature = "engine")]
 mod minilm;
+#[cfg(feature = "openai")]
+mod openai;
 #[cfg(feature = "engine")]
 mod ops;
 
 pub use hashing::HashingEmbedder;
 #[cfg(feature = "engine")]
 pub use minilm::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
+#[cfg(feature = "openai")]
+pub use openai::{DEFAULT_BATCH_SIZE, OpenAiEmbedder, OpenAiEmbedderBuilder};
 
 use crate::error::EmbedError;
 
@@ -21,7 +25,8 @@ pub trait Embedder: Send + Sync {
     fn model_id(&self) -> &str;
     /// Length of every vector.
     fn dimensions(&self) -> usize;
-    /// Hex sha256 of the weights, recorded in the manifest so a swapped model is noticed.
+    /// Hex sha256 of the weights (for a model behind an endpoint, of what the endpoint
+    /// reports about it), recorded in the manifest so a swapped model is noticed.
     fn weight_hash(&self) -> &str;
     /// Embeds each text; the output has one vector per input, in order.
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;

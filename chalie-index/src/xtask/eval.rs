@@ -9,13 +9,13 @@ use serde_json::Value;
 
 use super::Outcome;
 use crate::catalog::read_tools;
-use crate::{Descriptor, FindOptions, Index, MiniLm};
+use crate::{Descriptor, FindOptions, Index};
 
 mod cache;
 use super::progress::{Progress, build_listener};
 use cache::CachingEmbedder;
 
-const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--no-parameters] [--model DIR] [--cache DIR]";
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 pub(super) struct Query {
     pub(super) text: String,
@@ -88,17 +88,21 @@ impl Tally {
 /// nearest non-gold tool, and its gold tools.
 type SweepRow<'a> = (Vec<(String, f32)>, f32, &'a Vec<String>);
 
-/// Runs `eval` with the command-line `args` (after the subcommand); the model defaults to
-/// `default_model`.
-pub(super) fn run(args: &[String], default_model: &std::path::Path) -> Outcome {
+/// Runs `eval` with the command-line `args` (after the subcommand); the embedder defaults
+/// to `task`'s.
+pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     let (mut tools, mut queries_path, mut examples_from) = (None, None, None);
     let mut examples_per_tool = 8usize;
     let mut ceiling = crate::DEFAULT_CEILING;
-    let mut model = default_model.to_path_buf();
+    let mut model = task.model.clone();
+    let mut endpoint = task.endpoint.clone();
     let mut cache_dir = None;
     let mut keep_parameters = true;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
+        if endpoint.take(flag, || args.next().cloned()) {
+            continue;
+        }
         if flag == "--no-parameters" {
             keep_parameters = false;
             continue;
@@ -154,7 +158,8 @@ pub(super) fn run(args: &[String], default_model: &std::path::Path) -> Outcome {
         }
     }
 
-    let embedder = Arc::new(CachingEmbedder::new(MiniLm::load(&model)?, cache_dir)?);
+    let embedder = super::endpoint::load(&endpoint, &model)?;
+    let embedder = Arc::new(CachingEmbedder::new(embedder, cache_dir)?);
     let dir = std::env::temp_dir().join(format!("chalie-eval-{}", std::process::id()));
     let started = std::time::Instant::now();
     let progress = Progress::new("embedding", 0);

@@ -15,9 +15,9 @@ use chalie_core::{Body, Channel, Turn};
 use super::eval::{Query, Tally, read_queries};
 use super::progress::Progress;
 use super::{BoxError, Xtask, XtaskError};
-use crate::{Discovery, Index, MiniLm};
+use crate::{Discovery, Index};
 
-const USAGE: &str = "usage: cargo xtask golden FILE.jsonl [--min-recall X] [--min-abstention X]";
+const USAGE: &str = "usage: cargo xtask golden FILE.jsonl [--min-recall X] [--min-abstention X] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 /// Word-set overlap (Jaccard) at or above which a request counts as a near copy of an
 /// example phrase.
@@ -97,8 +97,12 @@ fn injected(body: Option<&Body>) -> Vec<String> {
 pub(super) fn run(task: &Xtask, args: &[String]) -> Result<(), XtaskError> {
     let usage = || XtaskError::Usage(USAGE.to_owned());
     let (mut file, mut min_recall, mut min_abstention) = (None, 0.0f64, 0.0f64);
+    let mut endpoint = task.endpoint.clone();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
+        if endpoint.take(arg, || args.next().cloned()) {
+            continue;
+        }
         let mut number = || -> Result<f64, XtaskError> {
             args.next()
                 .and_then(|value| value.parse().ok())
@@ -116,7 +120,7 @@ pub(super) fn run(task: &Xtask, args: &[String]) -> Result<(), XtaskError> {
     }
     let file = task.root.join(file.ok_or_else(usage)?);
     let descriptors = task.descriptors()?;
-    let embedder = Arc::new(MiniLm::load(&task.model)?);
+    let embedder = super::endpoint::load(&endpoint, &task.model)?;
     // The index the program opens, checked like the program checks it: a stale one fails
     // here with the command that rebuilds it.
     let index = Index::open_checked(&task.out, embedder, &descriptors)?;

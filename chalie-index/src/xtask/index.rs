@@ -10,13 +10,16 @@ use super::progress::{Progress, build_listener};
 use super::{Xtask, XtaskError};
 use crate::GraphBuild;
 
-const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]";
+const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
     let mut check = false;
     let (mut external, mut tools) = (Vec::new(), Vec::new());
     let mut args = args.iter();
     while let Some(flag) = args.next() {
+        if task.endpoint.take(flag, || args.next().cloned()) {
+            continue;
+        }
         let mut value = || {
             args.next()
                 .map(PathBuf::from)

@@ -22,6 +22,7 @@
 //! Each builder setting is a default the command line can override (`--skills`, `--out`,
 //! `--model`, ...); [`Xtask::build`] and [`Xtask::check`] are the same steps as a library.
 
+mod endpoint;
 mod eval;
 mod fetch_model;
 mod golden;
@@ -53,6 +54,7 @@ pub struct Xtask {
     tools: Vec<PathBuf>,
     out: PathBuf,
     model: PathBuf,
+    endpoint: endpoint::EndpointChoice,
     cache: Option<PathBuf>,
 }
 
@@ -95,14 +97,20 @@ commands:
   fetch-model [--dir DIR]      download and verify the default embedding model
   index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked]
         [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]
+        [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                build (or check) the discovery index of the linked
                                abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N] [--ceiling X]
        [--no-parameters] [--model DIR] [--cache DIR]
+       [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                retrieval quality of the cascade on a labelled catalog
   golden FILE.jsonl [--min-recall X] [--min-abstention X]
+       [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                find_tools on the built index over a committed set of
-                               requests; fails below recall@5 or abstention";
+                               requests; fails below recall@5 or abstention
+
+--embedder-url and --embedder-model embed with an OpenAI-compatible /v1/embeddings
+endpoint instead of the built-in MiniLM (chalie-index's `openai` feature).";
 
 impl Xtask {
     /// The task for the project at `root`: the abilities linked into this binary, the
@@ -119,6 +127,7 @@ impl Xtask {
             tools: Vec::new(),
             out: crate::default_index_dir(&root),
             model: MiniLm::default_dir(&root),
+            endpoint: endpoint::EndpointChoice::default(),
             cache: Some(crate::default_cache_dir(&root)),
             root,
         }
@@ -227,17 +236,18 @@ impl Xtask {
         warn: &mut dyn FnMut(&str),
     ) -> Result<BuildReport, XtaskError> {
         let descriptors = self.descriptors()?;
-        let embedder = MiniLm::load(&self.model)?;
+        let embedder = self.embedder()?;
+        let embedder = embedder.as_ref();
         let Some(dir) = &self.cache else {
             return Ok(crate::build::build_uncached(
                 &descriptors,
-                &embedder,
+                embedder,
                 &self.out,
                 progress,
             )?);
         };
-        let path = EmbeddingCache::path_in(dir, &embedder);
-        let mut cache = EmbeddingCache::open(&path, &embedder);
+        let path = EmbeddingCache::path_in(dir, embedder);
+        let mut cache = EmbeddingCache::open(&path, embedder);
         if let Some(reason) = cache.discarded() {
             warn(&format!(
                 "the embedding cache `{}` was not used: {reason}; it is discarded and every \
@@ -246,7 +256,7 @@ impl Xtask {
             ));
         }
         let report =
-            crate::Index::build_cached(&descriptors, &embedder, &self.out, &mut cache, progress)?;
+            crate::Index::build_cached(&descriptors, embedder, &self.out, &mut cache, progress)?;
         cache.save()?;
         Ok(report)
     }
@@ -255,7 +265,7 @@ impl Xtask {
     /// would record now, every artifact its sha256, and it opens.
     pub fn check(&self) -> Result<Manifest, XtaskError> {
         let descriptors = self.descriptors()?;
-        let embedder = std::sync::Arc::new(MiniLm::load(&self.model)?);
+        let embedder = self.embedder()?;
         let manifest = crate::Index::check(&self.out, &descriptors, embedder.as_ref())?;
         crate::Index::open(&self.out, embedder)?;
         Ok(manifest)
@@ -269,7 +279,7 @@ impl Xtask {
         let rest: Vec<String> = args.collect();
         match command.as_str() {
             "index" => index::run(self.clone(), &rest),
-            "eval" => eval::run(&rest, &self.model).map_err(XtaskError::Failed),
+            "eval" => eval::run(self, &rest).map_err(XtaskError::Failed),
             "golden" => golden::run(self, &rest),
             "fetch-model" => fetch_model::run(&rest, &self.model).map_err(XtaskError::Failed),
             "" | "help" | "--help" | "-h" => {

@@ -2,6 +2,9 @@
 
 mod cascade;
 mod dispatch;
+#[cfg(feature = "openai")]
+#[allow(clippy::unwrap_used)]
+mod endpoint;
 mod incremental;
 mod integrity;
 mod linked;

@@ -7,7 +7,7 @@ use chalie_index::{Embedder, FindOptions, Index, MiniLm};
 
 use crate::support::{entries, local};
 
-fn model() -> MiniLm {
+pub(crate) fn model() -> MiniLm {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = std::env::var_os("CHALIE_MODEL_DIR")
         .map(PathBuf::from)

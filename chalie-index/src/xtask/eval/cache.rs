@@ -5,13 +5,15 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::{EmbedError, Embedder, MiniLm};
+use std::sync::Arc;
+
+use crate::{EmbedError, Embedder};
 
 /// Memoises embeddings: every text is embedded once, then looked up by each of the runs
 /// (cascade, cascade without gold tools, raw ranking). With `--cache DIR` the vectors stay
 /// on disk between runs, in a file named after the model's weight hash.
 pub(super) struct CachingEmbedder {
-    inner: MiniLm,
+    inner: Arc<dyn Embedder>,
     cache: Mutex<HashMap<String, Vec<f32>>>,
     file: Option<PathBuf>,
 }
@@ -21,8 +23,16 @@ fn poisoned<T>(_: T) -> EmbedError {
 }
 
 impl CachingEmbedder {
-    pub(super) fn new(inner: MiniLm, dir: Option<PathBuf>) -> Result<Self, super::super::BoxError> {
-        let file = dir.map(|d| d.join(format!("{}.vectors", &inner.weight_hash()[..16])));
+    pub(super) fn new(
+        inner: Arc<dyn Embedder>,
+        dir: Option<PathBuf>,
+    ) -> Result<Self, super::super::BoxError> {
+        let file = dir.map(|d| {
+            d.join(format!(
+                "{}.vectors",
+                inner.weight_hash().get(..16).unwrap_or("embedder")
+            ))
+        });
         let mut cache = HashMap::new();
         if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
             // Records: u32 text length, the text, then `dimensions` f32, all little-endian.
