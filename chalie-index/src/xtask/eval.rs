@@ -12,10 +12,11 @@ use crate::catalog::read_tools;
 use crate::{Descriptor, FindOptions, Index};
 
 mod cache;
+mod rules;
 use super::progress::{Progress, build_listener};
 use cache::CachingEmbedder;
 
-const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--foreign FILE]... [--unservable FILE]... [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 pub(super) struct Query {
     pub(super) text: String,
@@ -84,10 +85,6 @@ impl Tally {
     }
 }
 
-/// One query for the ceiling sweep: its raw ranking with distances, the distance of the
-/// nearest non-gold tool, and its gold tools.
-type SweepRow<'a> = (Vec<(String, f32)>, f32, &'a Vec<String>);
-
 /// Runs `eval` with the command-line `args` (after the subcommand); the embedder defaults
 /// to `task`'s.
 pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
@@ -98,6 +95,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     let mut endpoint = task.endpoint.clone();
     let mut cache_dir = None;
     let mut keep_parameters = true;
+    let mut foreign_paths = Vec::new();
     let mut args = args.iter();
     while let Some(flag) = args.next() {
         if endpoint.take(flag, || args.next().cloned()) {
@@ -120,6 +118,8 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
             "--ceiling" => ceiling = value()?.parse()?,
             "--model" => model = PathBuf::from(value()?),
             "--cache" => cache_dir = Some(PathBuf::from(value()?)),
+            "--foreign" => foreign_paths.push((PathBuf::from(value()?), false)),
+            "--unservable" => foreign_paths.push((PathBuf::from(value()?), true)),
             _ => return Err(format!("unknown option `{flag}`\n{USAGE}").into()),
         }
     }
@@ -176,7 +176,22 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         started.elapsed().as_secs_f64()
     );
     let index = Index::open(&dir, embedder.clone())?;
-    let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
+    // Out-of-catalog requests: every query of another data set (`--foreign`), and the
+    // requests a golden set marks unservable (`--unservable`, its `"tools": []` lines).
+    let mut foreign = Vec::new();
+    for (path, unservable_only) in &foreign_paths {
+        foreign.extend(
+            read_queries(path)?
+                .into_iter()
+                .filter(|q| !unservable_only || q.gold.is_empty())
+                .map(|q| q.text),
+        );
+    }
+    let texts: Vec<&str> = queries
+        .iter()
+        .map(|q| q.text.as_str())
+        .chain(foreign.iter().map(String::as_str))
+        .collect();
     let started = std::time::Instant::now();
     embedder.warm(&texts)?;
     embedder.save()?;
@@ -193,7 +208,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     let (mut cascade, mut raw) = (Tally::default(), Tally::default());
     let mut abstained = 0usize;
     // For the ceiling sweep: best gold-free distance and the raw ranking with distances.
-    let mut sweep_rows: Vec<SweepRow<'_>> = Vec::new();
+    let mut sweep_rows: Vec<rules::Row<'_>> = Vec::new();
     let progress = Progress::new("queries", queries.len());
     for query in &queries {
         progress.advance(1);
@@ -219,9 +234,25 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
             .nearest(&query.text, 1, &without_gold)?
             .first()
             .map_or(f32::INFINITY, |h| h.1);
-        sweep_rows.push((nearest, best_without_gold, &query.gold));
+        sweep_rows.push(rules::Row {
+            ranked: nearest,
+            best_without_gold,
+            gold: &query.gold,
+        });
     }
     drop(progress);
+    let (mut foreign_best, mut foreign_abstained) = (Vec::new(), 0usize);
+    for text in &foreign {
+        if index
+            .find(std::slice::from_ref(text), &options)?
+            .injected
+            .is_empty()
+        {
+            foreign_abstained += 1;
+        }
+        let best = index.nearest(text, 1, &FindOptions::default())?;
+        foreign_best.push(best.first().map_or(f32::INFINITY, |h| h.1));
+    }
     let n = queries.len().max(1) as f64;
     println!(
         "catalog {} ({} tools), queries {} ({} evaluated)",
@@ -239,30 +270,19 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     );
     println!("{}", raw.row("raw KNN order"));
     println!("abstention with gold removed: {:.3}", abstained as f64 / n);
-    println!("\nceiling sweep (vector rung only): ceiling, R@5, gold-in-set, mean-set, abstention");
-    for step in 0..=10 {
-        let ceiling = 0.30 + 0.05 * step as f32;
-        let mut tally = Tally::default();
-        let mut abstain = 0usize;
-        for (nearest, best_without_gold, gold) in &sweep_rows {
-            let kept: Vec<String> = nearest
-                .iter()
-                .filter(|(_, d)| *d <= ceiling)
-                .map(|(n, _)| n.clone())
-                .collect();
-            tally.add(&kept, gold);
-            if *best_without_gold > ceiling {
-                abstain += 1;
-            }
-        }
+    if !foreign.is_empty() {
         println!(
-            "  {ceiling:.2}  {:.3}  {:.3}  {:.2}  {:.3}",
-            tally.recall[2] / n,
-            tally.any_gold / n,
-            tally.size / n,
-            abstain as f64 / n
+            "abstention out of catalog: {:.3} ({foreign_abstained} of {} requests from {})",
+            foreign_abstained as f64 / foreign.len() as f64,
+            foreign.len(),
+            foreign_paths
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
+    print!("{}", rules::table(&sweep_rows, &foreign_best));
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
