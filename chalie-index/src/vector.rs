@@ -48,6 +48,9 @@ fn options(dimensions: usize) -> IndexOptions {
     }
 }
 
+/// Below this many vectors a build inserts them on one thread, in order (see [`write`]).
+const PARALLEL_INSERT_FROM: usize = 8_192;
+
 /// Writes `vectors` (key, vector) to `dir/prose.usearch`.
 pub(crate) fn write(
     dir: &Path,
@@ -61,10 +64,18 @@ pub(crate) fn write(
     };
     let index = UsearchIndex::new(&options(dimensions)).map_err(|e| write_error(&e))?;
     // Graph insertion dominates a large build once embedding is done; usearch accepts
-    // concurrent adds once capacity and thread slots are reserved.
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
+    // concurrent adds once capacity and thread slots are reserved. Concurrent adds make
+    // the graph depend on thread timing, and with it which of two equally distant
+    // (quantised) neighbours a search returns at its cut-off: a small catalog, where
+    // one thread costs milliseconds, is inserted in order so that every build of it
+    // ranks the same.
+    let threads = if vectors.len() < PARALLEL_INSERT_FROM {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8)
+    };
     index
         .reserve_capacity_and_threads(vectors.len().max(1), threads)
         .map_err(|e| write_error(&e))?;
