@@ -21,8 +21,8 @@
 use std::time::Duration;
 
 use chalie_core::{
-    AbilityEntry, Channel, Dispatcher, Params, Policy, Registry, Setting, ToolCall, ToolResult,
-    Turn, ability,
+    AbilityEntry, Channel, Dispatcher, Params, Registry, ToolCall, ToolResult, Turn, ability,
+    dispatch::Policy, dispatch::Setting,
 };
 use criterion::{BatchSize, Criterion};
 use rmcp::handler::server::router::tool::ToolRouter;

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use chalie_core::mcp::{McpServer, McpSource, ServerSpec};
 use chalie_core::{
-    AbilityEntry, Channel, Dispatcher, ExternalTools, Params, Policy, Registry, Setting, ToolCall,
-    ToolResult, Turn, ability,
+    AbilityEntry, Channel, Dispatcher, Params, Registry, ToolCall, ToolResult, Turn, ability,
+    dispatch::ExternalTools, dispatch::Policy, dispatch::Setting,
 };
 use criterion::{BatchSize, Criterion};
 use rmcp::handler::server::router::tool::ToolRouter;

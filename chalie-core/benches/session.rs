@@ -21,7 +21,8 @@ use chalie_core::session::{
     SqliteStore, ToolCallRecord, ToolCallStatus,
 };
 use chalie_core::{
-    Channel, Dispatcher, Params, Policy, Setting, ToolCall, ToolResult, Turn, ability,
+    Channel, Dispatcher, Params, ToolCall, ToolResult, Turn, ability, dispatch::Policy,
+    dispatch::Setting,
 };
 use criterion::{BatchSize, Criterion};
 use serde_json::{Value, json};

@@ -20,7 +20,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Implement it only through `#[ability]`: the macro enforces the contract
 /// (naming, examples, descriptions) that a hand-written impl would bypass,
 /// and the hidden required item makes that explicit. The descriptor the
-/// model sees is assembled by [`AbilityExt::descriptor`](crate::AbilityExt),
+/// model sees is assembled by [`AbilityExt::descriptor`](crate::descriptor::AbilityExt),
 /// which no ability can override.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an ability",

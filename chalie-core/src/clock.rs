@@ -12,7 +12,7 @@ use crate::Turn;
 /// A source of the current time: the system's, or one fixed instant.
 ///
 /// ```
-/// use chalie_core::{Channel, Clock, Turn};
+/// use chalie_core::{Channel, turn::Clock, Turn};
 ///
 /// let clock = Clock::parse("2026-03-02T09:30:00Z").expect("an RFC 3339 time");
 /// let turn = Turn::builder(Channel::Chat).extension(clock).build();

@@ -5,6 +5,9 @@ use serde_json::{Map, Value, json};
 use crate::ability::{Ability, Effect};
 use crate::registry::AbilityEntry;
 
+// The per-provider rendering of a descriptor, kept beside it.
+pub use crate::providers::{Provider, strict_schema};
+
 /// The parameter every call may carry: a short line shown to the user.
 pub const ACT_SUMMARY_FIELD: &str = "act_summary";
 /// The parameter a call sets to run in the background, where allowed.

@@ -3,7 +3,7 @@
 //! checked by the compiler.
 //!
 //! ```rust,standalone_crate
-//! use chalie_core::{Params, ToolResult, ability};
+//! use chalie_core::{Channel, Dispatcher, Params, ToolResult, ability};
 //!
 //! #[derive(Params)]
 //! struct WeatherParams {
@@ -28,98 +28,76 @@
 //!     ToolResult::success(serde_json::json!({ "location": params.location, "condition": "Clear" }))
 //! }
 //!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
-//! use chalie_core::{Channel, Dispatcher, Policy, Setting, ToolCall, Turn};
-//!
-//! // Every call goes through the dispatcher: reachability, validation,
-//! // the permission gate, execution, the envelope, the action trail.
-//! let registry = chalie_core::registry().expect("unique ability names").clone();
-//! let mut policy = Policy::new();
-//! policy.set(Channel::Chat, "weather", Setting::Allow).expect("a valid permission");
-//! let dispatcher = Dispatcher::builder(registry)
-//!     .policy(policy)
-//!     // Without `find_tools` in this example, the chat is offered weather
-//!     // on every turn; otherwise a turn reaches only what it discovered.
-//!     .pin(Channel::Chat, ["weather"])
-//!     .build();
-//! let turn = Turn::builder(Channel::Chat).build();
-//! let call = ToolCall::new("weather", serde_json::json!({ "location": "Valletta, MT" }));
-//! let done = dispatcher.dispatch(&turn, call).await;
-//! assert_eq!(
-//!     done.envelope,
-//!     "[weather(status=success)]\n{\"location\":\"Valletta, MT\",\"condition\":\"Clear\"}\n[end:weather]"
-//! );
-//! # }
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Every call goes through the dispatcher: reachability, validation,
+//!     // the permission gate, execution, the envelope, the action trail.
+//!     let dispatcher = Dispatcher::builder(chalie_core::registry()?)
+//!         // The gate: a name no ability has is an error here, not later.
+//!         .allow(Channel::Chat, ["weather"])?
+//!         // Without `find_tools` in this example, the chat is offered
+//!         // weather on every turn; otherwise a turn reaches only what it
+//!         // discovered.
+//!         .pin(Channel::Chat, ["weather"])
+//!         .build();
+//!     let done = dispatcher
+//!         .call(Channel::Chat, "weather", serde_json::json!({ "location": "Valletta, MT" }))
+//!         .await;
+//!     assert_eq!(
+//!         done.envelope,
+//!         "[weather(status=success)]\n{\"location\":\"Valletta, MT\",\"condition\":\"Clear\"}\n[end:weather]"
+//!     );
+//!     Ok(())
+//! }
 //! ```
 //!
-//! The pieces:
-//! - [`#[ability]`](ability) and [`#[derive(Params)]`](derive@Params) declare a tool;
-//!   [`registry()`] finds every linked one.
-//! - [`ToolResult`] is the one thing an ability returns; [`render_envelope`]
-//!   is the one renderer of what the model reads.
-//! - [`assemble`] (also [`AbilityExt::descriptor`]) builds the tool
-//!   definition, and [`ToolDescriptor::render`] renders it per [`Provider`].
+//! That program names six things from this crate: [`Params`](derive@Params),
+//! [`ability`], [`ToolResult`], [`registry()`], [`Dispatcher`] and
+//! [`Channel`]. The root holds those and the few types a first program
+//! meets next ([`Turn`], [`ToolCall`], [`ToolError`], [`Registry`]);
+//! the rest has one home each:
+//! - [`dispatch`]: the [`Policy`](dispatch::Policy) behind
+//!   [`allow`](dispatch::DispatcherBuilder::allow), approvers, rate limits,
+//!   external tools, and [`Dispatcher::dispatch`] for a call on a
+//!   conversation's [`Turn`].
+//! - [`turn`]: what a turn carries (its action trail, principal, clock,
+//!   extensions).
+//! - [`result`] and [`envelope`]: the parts of a [`ToolResult`] and
+//!   [`render_envelope`](envelope::render_envelope), the one renderer of
+//!   what the model reads.
+//! - [`descriptor`]: [`assemble`](descriptor::assemble) builds the tool
+//!   definition, [`ToolDescriptor::render`](descriptor::ToolDescriptor::render)
+//!   renders it per [`Provider`](descriptor::Provider).
+//! - [`params`]: parameter errors and types beyond `#[derive(Params)]`.
+//! - [`contracts`]: versions, manifests, profiles, pages and caps.
 //! - [`session`] runs conversations over the dispatcher: a model calling
 //!   tools, typed events, approval / auto / plan modes, a persistent store.
 
 mod ability;
 mod clock;
-mod contracts;
-mod descriptor;
-mod dispatch;
-mod envelope;
+pub mod contracts;
+pub mod descriptor;
+pub mod dispatch;
+pub mod envelope;
 mod extensions;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-mod params;
+pub mod params;
 mod principal;
 mod providers;
 mod registry;
-mod result;
+pub mod result;
 pub mod session;
-mod turn;
+pub mod turn;
 
+// The root holds what a first program names; everything else has one home
+// in the module it belongs to.
 pub use ability::{Ability, AbilitySpec, ActionSpec, BoxFuture, Effect, Location};
-pub use clock::{Clock, ClockError};
-pub use contracts::{
-    Bump, BumpProblem, CORE_ABILITIES, Capability, Capped, ChalieConfig, ContractLock, Cursor,
-    CursorError, CursorKey, DEFAULT_PAGE_SIZE, DuplicateOutput, Fields, Format, LintFinding,
-    LintOptions, LintRule, LockDrift, LockReport, LockedContract, MAX_PAGE_SIZE, Manifest,
-    ManifestError, MaxChars, MaxItems, OutputSchemas, Page, PageRequest, Position, Profile,
-    SCRATCHPAD_ABILITY, STANDARD_PARAMS, SchemaChange, Scratchpad, ScratchpadError,
-    ScratchpadLimits, ScratchpadSlice, ScratchpadStub, Side, TopK, ability_name, build_manifest,
-    canonical_json, cap_result, cap_text, check_lock, contract_hash, diff_schemas,
-    is_valid_namespace, keys as result_keys, lint, list_body, output_schema_of, published_name,
-    query_fingerprint, read_more, read_slice, required_bump, schema_hash, slice_result, slice_text,
-    summary_similarity,
-};
-pub use descriptor::{
-    ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilityExt, AssembleOptions, ToolDescriptor, assemble,
-};
-pub use dispatch::{
-    Admission, Approval, ApprovalRequest, Approver, BackgroundCalls, ChannelTools, Dispatched,
-    Dispatcher, DispatcherBuilder, ExternalOutput, ExternalTool, ExternalTools, Policy,
-    PolicyError, PolicyStore, RateCounter, RateCounterError, RateLimit, Refusal, Setting,
-    SurfaceEntry, ToolCall,
-};
-pub use envelope::{
-    Envelope, EnvelopeError, ErrorContent, escape_body, render_envelope, unescape_body,
-};
-pub use extensions::Extensions;
-pub use params::{
-    Bounded, NoParams, ParamEnum, ParamError, ParamErrors, ParamType, Params, Problem, Schemars,
-};
-pub use principal::Principal;
-pub use providers::{Provider, strict_schema};
+pub use dispatch::{Dispatcher, ToolCall};
+pub use params::{ParamEnum, Params};
 pub use registry::{AbilityEntry, Registry, RegistryError, registry};
-pub use result::{
-    Body, ErrorCode, InvalidErrorCode, Media, Retry, Scalar, ToolError, ToolResult, is_kebab_case,
-};
-pub use turn::{
-    ActionRecord, ActionTrail, CallStatus, Channel, GateDecision, Progress, ProgressSink, Turn,
-    TurnBuilder,
-};
+pub use result::{ToolError, ToolResult};
+pub use turn::{Channel, Turn};
 
 /// Dates and times ([`Clock`], [`Turn::now`]), re-exported so abilities
 /// use the same version.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// touches belongs to the caller:
 ///
 /// ```
-/// use chalie_core::{Channel, Principal, Turn};
+/// use chalie_core::{Channel, turn::Principal, Turn};
 ///
 /// let turn = Turn::builder(Channel::Chat).principal(Principal::new("user-42")).build();
 /// assert_eq!(turn.principal().map(Principal::id), Some("user-42"));

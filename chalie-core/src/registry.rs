@@ -113,6 +113,14 @@ pub struct Registry {
     by_name: HashMap<&'static str, usize, foldhash::fast::RandomState>,
 }
 
+/// A copy, for [`Dispatcher::builder`](crate::Dispatcher::builder) over a
+/// borrowed registry such as the linked one.
+impl From<&Registry> for Registry {
+    fn from(registry: &Registry) -> Self {
+        registry.clone()
+    }
+}
+
 /// Why a registry could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RegistryError {

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// A frozen value with exactly two constructors, [`ToolResult::success`]
 /// and [`ToolResult::error`]; the `with_*` methods only add optional parts.
 /// The dispatcher renders it into the envelope the model reads
-/// ([`render_envelope`](crate::render_envelope)); errors are data for the
+/// ([`render_envelope`](crate::envelope::render_envelope)); errors are data for the
 /// model, never a crashed turn.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use = "an ability returns its ToolResult"]

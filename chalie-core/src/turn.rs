@@ -3,8 +3,13 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::extensions::{Extensions, missing_extension};
-use crate::{Principal, ToolResult};
+use crate::ToolResult;
+use crate::extensions::missing_extension;
+
+// What a turn carries, kept beside it.
+pub use crate::clock::{Clock, ClockError};
+pub use crate::extensions::Extensions;
+pub use crate::principal::Principal;
 
 /// Who is on the other end of a call, which decides what the gate allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -492,7 +497,7 @@ impl Turn {
 
     /// The host's value of type `T`: the turn's own (see
     /// [`TurnBuilder::extension`]) or else the dispatcher's (see
-    /// [`DispatcherBuilder::extension`](crate::DispatcherBuilder::extension)).
+    /// [`DispatcherBuilder::extension`](crate::dispatch::DispatcherBuilder::extension)).
     ///
     /// ```
     /// use chalie_core::{Channel, Turn};

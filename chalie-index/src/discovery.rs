@@ -5,7 +5,10 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use chalie_core::{AssembleOptions, Profile, Registry, ToolResult, Turn, assemble};
+use chalie_core::{
+    Registry, ToolResult, Turn, contracts::Profile, descriptor::AssembleOptions,
+    descriptor::assemble,
+};
 use serde_json::{Value, json};
 
 use crate::descriptor::{Descriptor, Source};
@@ -214,7 +217,7 @@ pub(crate) fn error_result(error: &IndexError) -> ToolResult {
         | IndexError::Write { .. } => "do not retry; carry on with the tools you have",
     };
     ToolResult::error(
-        chalie_core::ErrorCode::new(error.code()),
+        chalie_core::result::ErrorCode::new(error.code()),
         error.to_string(),
         hint,
     )

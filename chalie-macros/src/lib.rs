@@ -22,7 +22,7 @@ pub fn derive_params(input: TokenStream) -> TokenStream {
     params::expand_struct(syn::parse_macro_input!(input as syn::DeriveInput)).into()
 }
 
-/// Derives `chalie_core::ParamType` for an enum of unit variants.
+/// Derives `chalie_core::params::ParamType` for an enum of unit variants.
 #[proc_macro_derive(ParamEnum, attributes(param))]
 pub fn derive_param_enum(input: TokenStream) -> TokenStream {
     params::expand_enum(syn::parse_macro_input!(input as syn::DeriveInput)).into()

@@ -4,9 +4,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use chalie_core::{
-    ActionRecord, Approval, ApprovalRequest, Approver, BoxFuture, Channel, Clock, Dispatched,
-    Dispatcher, DispatcherBuilder, Envelope, Policy, Registry, RegistryError, Setting, ToolCall,
-    Turn, session::Mode,
+    BoxFuture, Channel, Dispatcher, Registry, RegistryError, ToolCall, Turn, dispatch::Approval,
+    dispatch::ApprovalRequest, dispatch::Approver, dispatch::Dispatched,
+    dispatch::DispatcherBuilder, dispatch::Policy, dispatch::Setting, envelope::Envelope,
+    session::Mode, turn::ActionRecord, turn::Clock,
 };
 use serde_json::Value;
 

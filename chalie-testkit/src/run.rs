@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chalie_core::Approval;
+use chalie_core::dispatch::Approval;
 use chalie_core::session::{Event, Reply, ScriptedModel, SessionError, Sessions};
 
 use crate::{Harness, ScriptedApprover};

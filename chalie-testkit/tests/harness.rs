@@ -3,7 +3,7 @@
 // A failed unwrap is a failed test, with its line.
 #![allow(clippy::unwrap_used)]
 
-use chalie_core::{Approval, Channel, Policy, Setting};
+use chalie_core::{Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting};
 use chalie_testkit::{Harness, ScriptedApprover, smoke};
 use serde_json::{Value, json};
 

@@ -6,8 +6,9 @@
 #![allow(clippy::unwrap_used)]
 
 use chalie_core::{
-    Cursor, CursorKey, MaxChars, Params, Registry, Scratchpad, ScratchpadLimits, ToolResult, Turn,
-    ability, cap_result, read_more,
+    Params, Registry, ToolResult, Turn, ability, contracts::Cursor, contracts::CursorKey,
+    contracts::MaxChars, contracts::Scratchpad, contracts::ScratchpadLimits, contracts::cap_result,
+    contracts::read_more,
 };
 use chalie_testkit::{Smoke, SmokeReport};
 use serde_json::json;

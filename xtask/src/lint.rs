@@ -2,7 +2,7 @@
 //! Reviews summaries, field descriptions and look-alike pairs; any
 //! finding fails the command.
 
-use chalie_core::{LintOptions, lint};
+use chalie_core::{contracts::LintOptions, contracts::lint};
 
 use crate::Outcome;
 

@@ -9,7 +9,10 @@
 
 use std::path::Path;
 
-use chalie_core::{ContractLock, OutputSchemas, build_manifest, check_lock};
+use chalie_core::{
+    contracts::ContractLock, contracts::OutputSchemas, contracts::build_manifest,
+    contracts::check_lock,
+};
 
 use crate::{Outcome, project_root};
 
@@ -21,7 +24,7 @@ pub(crate) const LOCK_FILE: &str = "contracts.lock.json";
 /// The configured namespace, read from `chalie.toml` at the root.
 pub(crate) fn load_config(
     root: &Path,
-) -> Result<chalie_core::ChalieConfig, Box<dyn std::error::Error>> {
+) -> Result<chalie_core::contracts::ChalieConfig, Box<dyn std::error::Error>> {
     let path = root.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).map_err(|error| {
         format!(
@@ -161,7 +164,10 @@ mod tests {
     #[test]
     fn the_examples_pass_the_lint() {
         let registry = chalie_core::registry().expect("unique names");
-        let findings = chalie_core::lint(registry.iter(), &chalie_core::LintOptions::default());
+        let findings = chalie_core::contracts::lint(
+            registry.iter(),
+            &chalie_core::contracts::LintOptions::default(),
+        );
         let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
         assert!(findings.is_empty(), "{}", findings.join("\n"));
     }

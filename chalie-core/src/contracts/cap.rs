@@ -118,14 +118,14 @@ fn with_cap_metadata(
 /// cursor to pass to [`read_more`]. Metadata and media are kept.
 ///
 /// ```
-/// use chalie_core::{CursorKey, Scratchpad, ScratchpadLimits, ToolResult, cap_result, read_more};
+/// use chalie_core::{contracts::CursorKey, contracts::Scratchpad, contracts::ScratchpadLimits, ToolResult, contracts::cap_result, contracts::read_more};
 ///
 /// let key = CursorKey::new("a configured secret of enough bytes!");
 /// let pad = Scratchpad::new(ScratchpadLimits::default());
 /// let long = "0123456789\n".repeat(100);
 /// let capped = cap_result(ToolResult::success(long.clone()), 200, "log", &pad, &key);
 /// let cursor = capped.metadata().iter().find(|(key, _)| key == "next_cursor").unwrap().1.to_string();
-/// let next = read_more(&pad, &key, &chalie_core::Cursor::from_text(cursor), 200);
+/// let next = read_more(&pad, &key, &chalie_core::contracts::Cursor::from_text(cursor), 200);
 /// assert!(next.body().unwrap().render().starts_with("0123456789"));
 /// ```
 pub fn cap_result(

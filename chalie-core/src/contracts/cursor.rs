@@ -16,7 +16,7 @@ use sha2::Sha256;
 
 use super::canonical::canonical_json;
 use crate::params::{ParamErrors, ParamType, Problem};
-use crate::{Retry, ToolResult};
+use crate::{ToolResult, result::Retry};
 
 /// The cursor format version; a cursor of another version is stale.
 const CURSOR_VERSION: u8 = 1;
@@ -25,7 +25,7 @@ const CURSOR_VERSION: u8 = 1;
 /// from `next_cursor` into the `cursor` parameter.
 ///
 /// As a Params field, write `cursor: Option<Cursor>`; verify it with
-/// [`CursorKey::verify`] (or [`PageRequest::new`](crate::PageRequest::new)) before use.
+/// [`CursorKey::verify`] (or [`PageRequest::new`](crate::contracts::PageRequest::new)) before use.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor(String);
 

@@ -121,12 +121,12 @@ bounded_count!(
 );
 bounded_count!(
     /// `max_items`: how many items per page; default 20, 1 to 50 (see
-    /// [`Page`](crate::Page)).
+    /// [`Page`](crate::contracts::Page)).
     MaxItems, default = 20, min = 1, max = 50
 );
 bounded_count!(
     /// `max_chars`: the longest body to return, in characters; default
-    /// 4000, 200 to 20000 (see [`cap_text`](crate::cap_text)).
+    /// 4000, 200 to 20000 (see [`cap_text`](crate::contracts::cap_text)).
     MaxChars, default = 4000, min = 200, max = 20000
 );
 

@@ -24,7 +24,7 @@ pub struct ContractLock {
 pub struct LockedContract {
     /// The version it was accepted at.
     pub version: String,
-    /// Its [`contract_hash`](crate::contract_hash).
+    /// Its [`contract_hash`](crate::contracts::contract_hash).
     pub schema_hash: String,
     /// The parameters' schema, kept so a change can be explained.
     pub input_schema: Value,

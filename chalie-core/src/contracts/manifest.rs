@@ -68,11 +68,12 @@ impl Capability {
 /// `action` enum), without the framework's own fields, which no ability
 /// versions.
 fn input_schema(entry: &AbilityEntry) -> Value {
-    let descriptor = crate::assemble(entry, crate::AssembleOptions::default());
+    let descriptor =
+        crate::descriptor::assemble(entry, crate::descriptor::AssembleOptions::default());
     let mut schema = descriptor.parameters().clone();
     if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        properties.remove(crate::ACT_SUMMARY_FIELD);
-        properties.remove(crate::ASYNC_FIELD);
+        properties.remove(crate::descriptor::ACT_SUMMARY_FIELD);
+        properties.remove(crate::descriptor::ASYNC_FIELD);
     }
     schema
 }
@@ -114,8 +115,8 @@ pub fn is_valid_namespace(namespace: &str) -> bool {
 /// bijection: [`ability_name`] inverts it.
 ///
 /// ```
-/// assert_eq!(chalie_core::published_name("acme", "read_file"), "acme.read-file");
-/// assert_eq!(chalie_core::ability_name("acme", "acme.read-file").as_deref(), Some("read_file"));
+/// assert_eq!(chalie_core::contracts::published_name("acme", "read_file"), "acme.read-file");
+/// assert_eq!(chalie_core::contracts::ability_name("acme", "acme.read-file").as_deref(), Some("read_file"));
 /// ```
 pub fn published_name(namespace: &str, name: &str) -> String {
     format!("{namespace}.{}", name.replace('_', "-"))

@@ -21,7 +21,7 @@
 //! renders it as the last line of the error:
 //!
 //! ```
-//! use chalie_core::{Retry, ToolResult, render_envelope};
+//! use chalie_core::{result::Retry, ToolResult, envelope::render_envelope};
 //!
 //! let busy = ToolResult::error("rate-limited", "too many searches this minute", "wait, then search again")
 //!     .with_retry(Retry::After(30.0));

@@ -110,11 +110,11 @@ impl OutputSchemas {
 /// /// The current time as Unix seconds. Use it when the user asks what time it is.
 /// #[ability(effect = read, examples = ["what time is it", "current time", "clock", "time now", "tell me the time", "is it late"])]
 /// fn now() -> ToolResult {
-///     ToolResult::success(chalie_core::Body::json(&Clock { unix_seconds: 0 }))
+///     ToolResult::success(chalie_core::result::Body::json(&Clock { unix_seconds: 0 }))
 /// }
 /// declare_output!(now, Clock);
 ///
-/// let outputs = chalie_core::OutputSchemas::linked().unwrap();
+/// let outputs = chalie_core::contracts::OutputSchemas::linked().unwrap();
 /// assert_eq!(outputs.get("now").unwrap()["properties"]["unix_seconds"]["type"], "integer");
 /// ```
 #[macro_export]

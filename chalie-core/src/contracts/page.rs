@@ -30,7 +30,7 @@ pub const MAX_PAGE_SIZE: usize = 50;
 /// `truncated` and, when given, `summary`.
 ///
 /// ```
-/// let body = chalie_core::list_body(vec![serde_json::json!("a")], None, false, Some("1 match"));
+/// let body = chalie_core::contracts::list_body(vec![serde_json::json!("a")], None, false, Some("1 match"));
 /// assert_eq!(body.to_string(), r#"{"items":["a"],"count":1,"next_cursor":null,"truncated":false,"summary":"1 match"}"#);
 /// ```
 pub fn list_body(
@@ -57,7 +57,7 @@ pub fn list_body(
 /// A validated request for one page: where to start and how many.
 ///
 /// ```
-/// use chalie_core::{CursorKey, PageRequest};
+/// use chalie_core::{contracts::CursorKey, contracts::PageRequest};
 /// use serde_json::json;
 ///
 /// let key = CursorKey::new("a configured secret of enough bytes!");

@@ -25,7 +25,7 @@ fn default_core() -> BTreeSet<String> {
 /// exposes only the core. Load one from TOML (or any serde format):
 ///
 /// ```
-/// let profile: chalie_core::Profile = toml::from_str(r#"
+/// let profile: chalie_core::contracts::Profile = toml::from_str(r#"
 ///     toolsets = ["weather"]
 /// "#).unwrap();
 /// assert!(profile.enables("weather"));
@@ -124,7 +124,7 @@ impl Profile {
 /// capabilities are published in, and named profiles.
 ///
 /// ```
-/// let config: chalie_core::ChalieConfig = toml::from_str(r#"
+/// let config: chalie_core::contracts::ChalieConfig = toml::from_str(r#"
 ///     namespace = "acme"
 ///
 ///     [profiles.assistant]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::cap::slice_text;
-use crate::{Retry, ToolResult};
+use crate::{ToolResult, result::Retry};
 
 /// How much one session's scratchpad may hold; the oldest entries are
 /// evicted first.
@@ -149,7 +149,7 @@ struct Inner {
 /// One session's scratchpad: full texts kept by id, bounded in memory.
 ///
 /// ```
-/// use chalie_core::{Scratchpad, ScratchpadLimits};
+/// use chalie_core::{contracts::Scratchpad, contracts::ScratchpadLimits};
 ///
 /// let pad = Scratchpad::new(ScratchpadLimits::default());
 /// let stub = pad.store("build log", &"line\n".repeat(10_000)).unwrap();

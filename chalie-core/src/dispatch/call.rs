@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::turn::TrailEntry;
-use crate::{ActionRecord, ToolResult};
+use crate::{ToolResult, turn::ActionRecord};
 
 /// One tool call as a model (or the framework) made it.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +38,7 @@ impl ToolCall {
 #[non_exhaustive]
 pub struct Dispatched {
     /// The envelope the model reads. For a background call, first the
-    /// receipt, later (through [`BackgroundCalls`](crate::BackgroundCalls))
+    /// receipt, later (through [`BackgroundCalls`](crate::dispatch::BackgroundCalls))
     /// the final envelope.
     pub envelope: String,
     /// The result the envelope was rendered from, e.g. for its media.
@@ -98,7 +98,7 @@ impl Dispatched {
     /// Whether the call was added to the session's plan instead of running
     /// (`plan_collect`); the result tells the model which step it became.
     pub fn is_planned(&self) -> bool {
-        self.entry.decision == crate::GateDecision::Planned
+        self.entry.decision == crate::turn::GateDecision::Planned
     }
 }
 

@@ -1,7 +1,7 @@
 //! The error results the dispatcher itself produces, each with a hint the
 //! model can act on.
 
-use crate::{Retry, ToolResult};
+use crate::{ToolResult, result::Retry};
 
 /// No tool by that name; `suggestions` are the closest registered names.
 pub(crate) fn unknown_tool(name: &str, suggestions: Vec<String>) -> ToolResult {
@@ -23,7 +23,7 @@ pub(crate) fn not_available(name: &str) -> ToolResult {
         format!("`{name}` is not one of the tools available to you now"),
         "call find_tools with what you need, then call one of the tools it returns; or use a tool from your tool list",
     )
-    .with_retry(crate::Retry::Never)
+    .with_retry(crate::result::Retry::Never)
 }
 
 /// `plan` mode: what the model reads for a blocked write.
@@ -35,7 +35,7 @@ pub(crate) fn plan_blocked(tool: &str) -> ToolResult {
     )
     .with_metadata("blocked", true)
     .with_metadata("reason", "plan_mode_read_only")
-    .with_retry(crate::Retry::Never)
+    .with_retry(crate::result::Retry::Never)
 }
 
 /// `plan_collect`: the write could not be kept as a plan step.

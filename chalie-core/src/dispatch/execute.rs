@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::errors;
 use super::external::{ExternalOutput, ExternalTool, ExternalTools};
 use crate::registry::PreparedCall;
-use crate::{Body, BoxFuture, ToolResult, Turn};
+use crate::{BoxFuture, ToolResult, Turn, result::Body};
 
 /// A call ready to run.
 pub(crate) enum Prepared {

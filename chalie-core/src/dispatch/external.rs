@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::{BoxFuture, Effect, ParamErrors, ToolResult, Turn};
+use crate::{BoxFuture, Effect, ToolResult, Turn, params::ParamErrors};
 
 /// One external tool, as data.
 #[derive(Debug, Clone, PartialEq)]

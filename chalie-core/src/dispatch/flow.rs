@@ -14,7 +14,12 @@ use super::session::{Session, lock};
 use super::validate::{check_action, strip_framework_fields};
 use super::{Dispatcher, errors};
 use crate::turn::{Name, TrailEntry};
-use crate::{CallStatus, Effect, GateDecision, ToolResult, Turn, render_envelope};
+use serde_json::Value;
+
+use crate::{
+    Channel, Effect, ToolResult, Turn, envelope::render_envelope, turn::CallStatus,
+    turn::GateDecision,
+};
 
 /// What is known about a call so far, for its record.
 #[derive(Debug, Clone)]
@@ -150,6 +155,15 @@ impl Dispatcher {
     /// [`DispatcherBuilder::trace_payloads`](super::DispatcherBuilder::trace_payloads)).
     pub async fn dispatch(&self, turn: &Turn, call: ToolCall) -> Dispatched {
         super::trace::traced(self, turn, call).await
+    }
+
+    /// Dispatches one call of `name` with `arguments` on a fresh turn of
+    /// `channel`, as [`dispatch`](Self::dispatch) does: for a script, a
+    /// test or a first program. A conversation builds its own [`Turn`]
+    /// (session, principal, what it discovered) and calls `dispatch`.
+    pub async fn call(&self, channel: Channel, name: &str, arguments: Value) -> Dispatched {
+        let turn = Turn::builder(channel).build();
+        self.dispatch(&turn, ToolCall::new(name, arguments)).await
     }
 
     /// The call's path, inside its span.

@@ -32,7 +32,7 @@ use super::flow::CallState;
 use super::hook::{ApproverGate, GateHook, HookError, TurnGate};
 use super::mode::Mode;
 use super::{Dispatcher, Setting};
-use crate::{Effect, GateDecision, ToolResult, Turn};
+use crate::{Effect, ToolResult, Turn, turn::GateDecision};
 
 /// What the gate decided.
 pub(crate) enum Gate {

@@ -49,7 +49,7 @@ pub use reach::ChannelTools;
 pub use store::PolicyStore;
 pub use surface::SurfaceEntry;
 
-use crate::{Channel, Extensions, Registry, Turn};
+use crate::{Channel, Registry, Turn, turn::Extensions};
 use reach::Channels;
 use session::Session;
 
@@ -64,7 +64,7 @@ pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 ///    closest names as valid values;
 /// 2. **reach**: the turn may call only what it was offered — its
 ///    channel's core and pins ([`ChannelTools`]), what code pinned on the
-///    turn ([`TurnBuilder::pin`](crate::TurnBuilder::pin)) and what
+///    turn ([`TurnBuilder::pin`](crate::turn::TurnBuilder::pin)) and what
 ///    `find_tools` activated in it, within the channel's profile. Anything
 ///    else is `tool-not-available` (call `find_tools`), before any
 ///    validation or approver;
@@ -90,7 +90,7 @@ pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 /// sessions do not contend on a global lock.
 ///
 /// ```rust,standalone_crate
-/// use chalie_core::{Channel, Dispatcher, Params, Policy, Setting, ToolCall, ToolResult, Turn, ability};
+/// use chalie_core::{Channel, Dispatcher, Params, dispatch::Policy, dispatch::Setting, ToolCall, ToolResult, Turn, ability};
 ///
 /// #[derive(Params)]
 /// struct GreetParams {
@@ -187,6 +187,55 @@ impl DispatcherBuilder {
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
         self
+    }
+
+    /// Allows `names` on `channel` without asking: the shortcut for a
+    /// [`Policy`] whose only settings are [`Setting::Allow`]. It changes the
+    /// builder's policy, so call it after [`policy`](Self::policy), which
+    /// replaces the whole policy.
+    ///
+    /// Each name is a permission, `tool` or `tool.action`, whose tool is an
+    /// ability of the registry or routes to an [`ExternalTools`] added
+    /// before with [`external_tools`](Self::external_tools). Allowing is
+    /// not offering: a turn still reaches only its channel's tools
+    /// ([`pin`](Self::pin)) and what it discovered.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::BadPermission`] for a name that is not a permission
+    /// and [`PolicyError::UnknownTool`] for a tool this dispatcher would
+    /// not find, with the closest names: a typo fails here rather than
+    /// leaving the tool asking on every call.
+    ///
+    /// ```
+    /// use chalie_core::{Channel, Dispatcher, dispatch::PolicyError};
+    ///
+    /// let registry = chalie_core::registry().expect("unique ability names");
+    /// let error = Dispatcher::builder(registry).allow(Channel::Chat, ["wether"]).err().unwrap();
+    /// assert!(matches!(error, PolicyError::UnknownTool { .. }));
+    /// ```
+    pub fn allow<S: AsRef<str>>(
+        mut self,
+        channel: Channel,
+        names: impl IntoIterator<Item = S>,
+    ) -> Result<Self, PolicyError> {
+        for name in names {
+            let permission = name.as_ref();
+            let (tool, _) = policy::split_permission(permission)?;
+            let external = self
+                .external
+                .iter()
+                .any(|proxy| !proxy.prefix().is_empty() && tool.starts_with(proxy.prefix()));
+            if !external && self.registry.get(tool).is_none() {
+                let known = self.registry.iter().map(|entry| entry.spec().name());
+                return Err(PolicyError::UnknownTool {
+                    permission: permission.to_owned(),
+                    suggestions: resolve::suggest(tool, known),
+                });
+            }
+            self.policy.set(channel, permission, Setting::Allow)?;
+        }
+        Ok(self)
     }
 
     /// Who is asked when the policy says `ask` on a channel with a human.
@@ -316,10 +365,12 @@ impl DispatcherBuilder {
 }
 
 impl Dispatcher {
-    /// Starts configuring a dispatcher over `registry`.
-    pub fn builder(registry: Registry) -> DispatcherBuilder {
+    /// Starts configuring a dispatcher over `registry`: the linked one,
+    /// `chalie_core::registry()?`, or any [`Registry`]. A borrowed registry
+    /// is copied; an owned one is moved in.
+    pub fn builder(registry: impl Into<Registry>) -> DispatcherBuilder {
         DispatcherBuilder {
-            registry,
+            registry: registry.into(),
             policy: Policy::new(),
             approver: None,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,

@@ -75,6 +75,28 @@ pub enum PolicyError {
         "permission `{0}` is not `tool` or `tool.action`; use a tool name, optionally followed by `.` and an action"
     )]
     BadPermission(String),
+    /// [`DispatcherBuilder::allow`](crate::dispatch::DispatcherBuilder::allow)
+    /// named a tool that is neither a registered ability nor routed to an
+    /// external tool.
+    #[error(
+        "cannot allow `{permission}`: no ability or external tool has that name{}",
+        did_you_mean(.suggestions)
+    )]
+    UnknownTool {
+        /// The permission as given.
+        permission: String,
+        /// Registered names close to its tool.
+        suggestions: Vec<String>,
+    },
+}
+
+/// ` (did you mean `a` or `b`?)`, or nothing without suggestions.
+fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        return "; add the ability to the registry or the external tools first".to_owned();
+    }
+    let names: Vec<String> = suggestions.iter().map(|name| format!("`{name}`")).collect();
+    format!("; did you mean {}?", names.join(" or "))
 }
 
 /// The settings of one tool on one channel.
@@ -100,7 +122,7 @@ fn channel_index(channel: Channel) -> usize {
 }
 
 /// Splits `tool.action`; tool names never contain `.`.
-fn split_permission(permission: &str) -> Result<(&str, Option<&str>), PolicyError> {
+pub(crate) fn split_permission(permission: &str) -> Result<(&str, Option<&str>), PolicyError> {
     let (tool, action) = match permission.split_once('.') {
         Some((tool, action)) => (tool, Some(action)),
         None => (permission, None),

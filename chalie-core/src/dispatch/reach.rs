@@ -9,17 +9,17 @@
 
 use std::collections::HashMap;
 
-use crate::{CORE_ABILITIES, Channel, Profile, Registry, Turn};
+use crate::{Channel, Registry, Turn, contracts::CORE_ABILITIES, contracts::Profile};
 
 /// What one channel offers every turn, and what its turns may discover.
 ///
 /// The default is the always-on core ([`CORE_ABILITIES`]: discovery,
 /// memory, the scratchpad), nothing pinned, and no profile, so `find_tools`
 /// may activate any discoverable ability. Configure it per channel with
-/// [`DispatcherBuilder::channel_tools`](crate::DispatcherBuilder::channel_tools):
+/// [`DispatcherBuilder::channel_tools`](crate::dispatch::DispatcherBuilder::channel_tools):
 ///
 /// ```
-/// use chalie_core::{ChannelTools, Profile};
+/// use chalie_core::{dispatch::ChannelTools, contracts::Profile};
 ///
 /// // A web channel: no memory, `web_search` on every request, and only
 /// // the `web` toolset reachable through `find_tools`.

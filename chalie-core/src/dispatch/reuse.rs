@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
-use crate::{ToolResult, canonical_json};
+use crate::{ToolResult, contracts::canonical_json};
 
 /// How many runs per session keep a cache; older runs are forgotten.
 const RUNS_KEPT: usize = 4;

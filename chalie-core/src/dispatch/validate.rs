@@ -5,7 +5,10 @@
 use serde_json::Value;
 
 use crate::params::find_field;
-use crate::{ACT_SUMMARY_FIELD, ASYNC_FIELD, AbilitySpec, ParamErrors, Problem, ToolResult};
+use crate::{
+    AbilitySpec, ToolResult, descriptor::ACT_SUMMARY_FIELD, descriptor::ASYNC_FIELD,
+    params::ParamErrors, params::Problem,
+};
 
 /// The framework fields a call carried.
 #[derive(Debug, Default)]

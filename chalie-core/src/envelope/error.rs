@@ -3,7 +3,7 @@
 
 use super::escape::{self, Guard};
 use super::header::parse_quoted;
-use crate::{Retry, ToolError};
+use crate::{ToolError, result::Retry};
 
 const HINT: &str = "hint: ";
 const VALID_VALUES: &str = "valid values: ";

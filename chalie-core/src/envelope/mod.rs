@@ -19,7 +19,7 @@ mod header;
 use std::borrow::Cow;
 
 use crate::result::Scalar;
-use crate::{Body, Retry, ToolResult};
+use crate::{ToolResult, result::Body, result::Retry};
 
 pub use error::ErrorContent;
 use escape::Guard;

@@ -1,6 +1,6 @@
 //! MCP interop (feature `mcp`): serve a [`Dispatcher`](crate::Dispatcher)
 //! as an MCP server, and bring external MCP servers' tools in through the
-//! dispatcher's [`ExternalTools`](crate::ExternalTools) seam, so they are
+//! dispatcher's [`ExternalTools`](crate::dispatch::ExternalTools) seam, so they are
 //! validated, gated, rendered and recorded like local abilities.
 //!
 //! - [`McpServer`]: `tools/list` in [`Exposure::Full`] or

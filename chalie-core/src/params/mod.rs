@@ -71,7 +71,7 @@ pub trait Params: Sized + Send + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an ability parameter",
     label = "no JSON Schema for this type",
-    note = "parameters implement `chalie_core::ParamType`: use a string, bool, number, `Option`, `Vec`, a `#[derive(Params)]` struct, a `#[derive(ParamEnum)]` enum, or wrap a `schemars::JsonSchema` type in `chalie_core::Schemars<T>`"
+    note = "parameters implement `chalie_core::params::ParamType`: use a string, bool, number, `Option`, `Vec`, a `#[derive(Params)]` struct, a `#[derive(ParamEnum)]` enum, or wrap a `schemars::JsonSchema` type in `chalie_core::params::Schemars<T>`"
 )]
 pub trait ParamType: Sized {
     /// Whether the field may be left out (true only for `Option`).

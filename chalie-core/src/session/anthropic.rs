@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
 use super::openai::connect::{self, Connector};
 use super::openai::{Decoder, stream_events};
-use crate::Provider;
+use crate::descriptor::Provider;
 
 /// The API version the requests declare (`anthropic-version`).
 const API_VERSION: &str = "2023-06-01";

@@ -11,7 +11,7 @@ use super::model::{Message, ModelToolCall};
 use super::seam::millis;
 use super::store::{StoreError, ToolCallRecord, ToolCallStatus};
 use super::stream::EventLog;
-use crate::{ACT_SUMMARY_FIELD, CallStatus, Refusal, ToolCall, Turn};
+use crate::{ToolCall, Turn, descriptor::ACT_SUMMARY_FIELD, dispatch::Refusal, turn::CallStatus};
 
 /// What the run learns from one call.
 pub(crate) struct CallOutcome {
@@ -204,7 +204,7 @@ pub(crate) fn deliver_background(
                     ),
                     "call the tool again if its result is still needed",
                 );
-                let envelope = crate::render_envelope(&record.tool, None, &result);
+                let envelope = crate::envelope::render_envelope(&record.tool, None, &result);
                 let message = format!(
                     "The background call `{}` ({}) did not finish:\n{envelope}",
                     record.call_id, record.tool
@@ -212,7 +212,7 @@ pub(crate) fn deliver_background(
                 (envelope, message)
             }
         };
-        let parsed = crate::Envelope::parse(&envelope).ok();
+        let parsed = crate::envelope::Envelope::parse(&envelope).ok();
         let failure = match &parsed {
             Some(parsed) if parsed.is_success() => None,
             Some(parsed) => Some(parsed.code().unwrap_or("failed").to_owned()),

@@ -64,7 +64,7 @@
 //!
 //! # Principals
 //!
-//! A session belongs to the [`Principal`](crate::Principal) that opened it
+//! A session belongs to the [`Principal`](crate::turn::Principal) that opened it
 //! through [`Sessions::as_principal`]: only that principal may send to it,
 //! answer its approvals, change its mode, read or run its plan and follow
 //! its runs' events; anyone else gets [`SessionError::NotOwner`] and

@@ -5,7 +5,7 @@ use super::mode::Mode;
 use super::run::RunKind;
 use super::sessions::{Run, SessionError, Sessions};
 use super::store::PlanStep;
-use crate::Principal;
+use crate::turn::Principal;
 
 impl Sessions {
     /// The sessions acting for `principal`, e.g. the caller an HTTP
@@ -23,7 +23,7 @@ impl Sessions {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use chalie_core::Principal;
+    /// use chalie_core::turn::Principal;
     /// use chalie_core::session::{Mode, Reply, ScriptedModel, SessionError, Sessions};
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {

@@ -19,7 +19,10 @@ use super::sessions::SessionError;
 use super::store::{PlanStep, RunRecord, RunStatus, StoreError};
 use super::stream::EventLog;
 use crate::dispatch::TurnGate;
-use crate::{AssembleOptions, Progress, ToolDescriptor, Turn, assemble};
+use crate::{
+    Turn, descriptor::AssembleOptions, descriptor::ToolDescriptor, descriptor::assemble,
+    turn::Progress,
+};
 
 /// What a run does.
 pub(crate) enum RunKind {

@@ -14,7 +14,7 @@ use super::mode::{Mode, ModeCell};
 use super::store::{ApprovalRecord, ApprovalState, PlanStep};
 use super::stream::EventLog;
 use crate::dispatch::{GateHook, HookError};
-use crate::{Approval, ApprovalRequest};
+use crate::{dispatch::Approval, dispatch::ApprovalRequest};
 
 /// The session's side of the gate, carried by the run's turn.
 pub(crate) struct SessionGate {

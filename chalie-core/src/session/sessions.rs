@@ -15,7 +15,7 @@ use super::store::{
     ApprovalState, Decision, PlanStep, RunStatus, SessionRecord, SessionStore, StoreError,
 };
 use super::stream::{EventLog, EventStream};
-use crate::{Channel, Dispatcher, Principal};
+use crate::{Channel, Dispatcher, turn::Principal};
 
 /// Why a session call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

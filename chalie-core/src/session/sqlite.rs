@@ -12,7 +12,7 @@ use super::store::{
     ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
     StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
-use crate::Principal;
+use crate::turn::Principal;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL, owner TEXT);

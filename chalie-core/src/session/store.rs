@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::event::Event;
 use super::mode::Mode;
 use super::model::Message;
-use crate::Principal;
+use crate::turn::Principal;
 
 /// A session: an id, its mode and the principal it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,8 +2,9 @@
 //! names the field and the bump.
 
 use chalie_core::{
-    Bump, Capability, ContractLock, Effect, LockDrift, Manifest, Side, check_lock, contract_hash,
-    diff_schemas, required_bump,
+    Effect, contracts::Bump, contracts::Capability, contracts::ContractLock, contracts::LockDrift,
+    contracts::Manifest, contracts::Side, contracts::check_lock, contracts::contract_hash,
+    contracts::diff_schemas, contracts::required_bump,
 };
 use serde_json::{Value, json};
 

@@ -1,7 +1,10 @@
 //! Abilities for these tests: a few good ones, and a deliberately bad
 //! catalog for the lint.
 
-use chalie_core::{Cursor, Format, MaxItems, Params, ToolResult, TopK, ability};
+use chalie_core::{
+    Params, ToolResult, ability, contracts::Cursor, contracts::Format, contracts::MaxItems,
+    contracts::TopK,
+};
 
 /// Parameters of [`search_notes()`].
 #[derive(Params)]

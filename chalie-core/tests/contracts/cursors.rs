@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 use chalie_core::{
-    Cursor, CursorError, CursorKey, Envelope, MAX_PAGE_SIZE, PageRequest, Position, Retry,
-    Scratchpad, ScratchpadError, ScratchpadLimits, ToolResult, cap_result, cap_text, read_more,
-    read_slice, render_envelope, slice_text,
+    ToolResult, contracts::Cursor, contracts::CursorError, contracts::CursorKey,
+    contracts::MAX_PAGE_SIZE, contracts::PageRequest, contracts::Position, contracts::Scratchpad,
+    contracts::ScratchpadError, contracts::ScratchpadLimits, contracts::cap_result,
+    contracts::cap_text, contracts::read_more, contracts::read_slice, contracts::slice_text,
+    envelope::Envelope, envelope::render_envelope, result::Retry,
 };
 use serde_json::{Value, json};
 

@@ -2,8 +2,9 @@
 //! schemas through the bump rules.
 
 use chalie_core::{
-    Bump, Cursor, Fields, Format, MaxChars, MaxItems, Params, Side, TopK, diff_schemas,
-    required_bump,
+    Params, contracts::Bump, contracts::Cursor, contracts::Fields, contracts::Format,
+    contracts::MaxChars, contracts::MaxItems, contracts::Side, contracts::TopK,
+    contracts::diff_schemas, contracts::required_bump,
 };
 use serde_json::json;
 

@@ -1,7 +1,10 @@
 //! The description lint on a deliberately bad catalog, and on good
 //! abilities.
 
-use chalie_core::{AbilityEntry, LintFinding, LintOptions, LintRule, lint, summary_similarity};
+use chalie_core::{
+    AbilityEntry, contracts::LintFinding, contracts::LintOptions, contracts::LintRule,
+    contracts::lint, contracts::summary_similarity,
+};
 
 use crate::catalog::{
     fetch, find_tools, forecast, list_events, search_notes, send_email, send_mail,

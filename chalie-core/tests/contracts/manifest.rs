@@ -1,8 +1,9 @@
 //! The published manifest: names, hashes, and only the published half.
 
 use chalie_core::{
-    AbilityEntry, ManifestError, OutputSchemas, Registry, ability_name, build_manifest,
-    canonical_json, published_name, schema_hash,
+    AbilityEntry, Registry, contracts::ManifestError, contracts::OutputSchemas,
+    contracts::ability_name, contracts::build_manifest, contracts::canonical_json,
+    contracts::published_name, contracts::schema_hash,
 };
 use serde_json::json;
 

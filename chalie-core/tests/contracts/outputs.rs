@@ -1,6 +1,8 @@
 //! Typed success outputs declared beside an ability.
 
-use chalie_core::{AbilityEntry, OutputSchemas, Registry, build_manifest, declare_output};
+use chalie_core::{
+    AbilityEntry, Registry, contracts::OutputSchemas, contracts::build_manifest, declare_output,
+};
 
 use crate::catalog::{list_events, search_notes};
 

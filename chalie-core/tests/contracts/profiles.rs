@@ -1,6 +1,6 @@
 //! Profiles expose what they enable and the core, never more.
 
-use chalie_core::{AbilityEntry, ChalieConfig, Profile, Registry};
+use chalie_core::{AbilityEntry, Registry, contracts::ChalieConfig, contracts::Profile};
 
 use crate::catalog::{fetch, find_tools, list_events, search_notes};
 

@@ -1,6 +1,9 @@
 //! The envelope: golden renderings, parsing, and forgery resistance.
 
-use chalie_core::{Envelope, ToolResult, escape_body, render_envelope, unescape_body};
+use chalie_core::{
+    ToolResult, envelope::Envelope, envelope::escape_body, envelope::render_envelope,
+    envelope::unescape_body,
+};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -47,7 +50,7 @@ fn metadata_valid_values_and_retry_render_in_order() {
         "pick a listed city.",
     )
     .with_valid_values(["Valletta, MT", "Rome, IT"])
-    .with_retry(chalie_core::Retry::Never);
+    .with_retry(chalie_core::result::Retry::Never);
     let text = render_envelope("weather", None, &error);
     assert_eq!(
         text,
@@ -159,7 +162,7 @@ fn an_error_reads_back_as_the_ability_gave_it() {
         "  pick one\nof these ",
     )
     .with_valid_values(["Valletta, MT", "", " padded", "\"quoted\"", "plain"])
-    .with_retry(chalie_core::Retry::After(2.5));
+    .with_retry(chalie_core::result::Retry::After(2.5));
     let parsed = Envelope::parse(&render_envelope("weather", None, &error)).unwrap();
     let given = error.as_error().unwrap();
     let read = parsed.error.as_ref().unwrap();

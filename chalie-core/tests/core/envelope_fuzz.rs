@@ -6,7 +6,7 @@
 #[path = "../support/hostile.rs"]
 mod hostile;
 
-use chalie_core::{Envelope, render_envelope};
+use chalie_core::{envelope::Envelope, envelope::render_envelope};
 use hostile::Rng;
 
 /// What a debug build runs in about a second.

@@ -2,8 +2,9 @@
 //! schema, every provider's rendering and the dispatcher.
 
 use chalie_core::{
-    AbilityExt, AssembleOptions, Body, Channel, Dispatcher, Params, Policy, Provider, Setting,
-    ToolCall, ToolResult, Turn, registry, render_envelope,
+    Channel, Dispatcher, Params, ToolCall, ToolResult, Turn, descriptor::AbilityExt,
+    descriptor::AssembleOptions, descriptor::Provider, dispatch::Policy, dispatch::Setting,
+    envelope::render_envelope, registry, result::Body,
 };
 use serde_json::{Value, json};
 

@@ -1,6 +1,6 @@
 //! `#[derive(Params)]`: the schema's shape and the parser's errors.
 
-use chalie_core::{ParamEnum, Params, Problem, Schemars};
+use chalie_core::{ParamEnum, Params, params::Problem, params::Schemars};
 use serde_json::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, ParamEnum)]

@@ -2,7 +2,8 @@
 //! and every schema validated against the JSON Schema 2020-12 meta-schema.
 
 use chalie_core::{
-    AbilityExt, AssembleOptions, Channel, Provider, ToolDescriptor, assemble, registry,
+    Channel, descriptor::AbilityExt, descriptor::AssembleOptions, descriptor::Provider,
+    descriptor::ToolDescriptor, descriptor::assemble, registry,
 };
 use serde_json::{Value, json};
 

@@ -1,8 +1,8 @@
 //! The linkme registry: what is linked, descriptors, duplicates, calls.
 
 use chalie_core::{
-    Ability, AbilityEntry, Channel, Dispatcher, Effect, Policy, Registry, RegistryError, Setting,
-    ToolCall, Turn, registry, render_envelope,
+    Ability, AbilityEntry, Channel, Dispatcher, Effect, Registry, RegistryError, ToolCall, Turn,
+    dispatch::Policy, dispatch::Setting, envelope::render_envelope, registry,
 };
 use serde_json::json;
 
@@ -113,21 +113,24 @@ async fn calls_parse_then_run_with_the_turn() {
 #[test]
 fn error_codes_built_at_run_time_stay_kebab_case() {
     assert_eq!(
-        chalie_core::ErrorCode::new("NotFound").as_str(),
+        chalie_core::result::ErrorCode::new("NotFound").as_str(),
         "not-found"
     );
     assert_eq!(
-        chalie_core::ErrorCode::new("rate limited!").as_str(),
+        chalie_core::result::ErrorCode::new("rate limited!").as_str(),
         "rate-limited"
     );
-    assert!(chalie_core::ErrorCode::parse("no_such").is_err());
-    assert!(chalie_core::is_kebab_case("index-stale"));
+    assert!(chalie_core::result::ErrorCode::parse("no_such").is_err());
+    assert!(chalie_core::result::is_kebab_case("index-stale"));
     // What `#[ability]` would have suggested for the literal.
     assert_eq!(
-        chalie_core::ErrorCode::new("404NotFound").as_str(),
+        chalie_core::result::ErrorCode::new("404NotFound").as_str(),
         "not-found-404"
     );
-    assert_eq!(chalie_core::ErrorCode::new("404").as_str(), "tool-error");
+    assert_eq!(
+        chalie_core::result::ErrorCode::new("404").as_str(),
+        "tool-error"
+    );
 }
 
 proptest::proptest! {
@@ -136,10 +139,10 @@ proptest::proptest! {
     #[test]
     fn a_normalised_code_passes_the_kebab_rule(raw in "[a-zA-Z0-9 _.!-]{0,40}") {
         let raw: &'static str = Box::leak(raw.into_boxed_str());
-        let code = chalie_core::ErrorCode::new(raw);
-        proptest::prop_assert!(chalie_core::is_kebab_case(code.as_str()), "{raw:?} -> {code}");
-        proptest::prop_assert!(chalie_core::ErrorCode::parse(code.as_str()).is_ok());
-        if chalie_core::is_kebab_case(raw) {
+        let code = chalie_core::result::ErrorCode::new(raw);
+        proptest::prop_assert!(chalie_core::result::is_kebab_case(code.as_str()), "{raw:?} -> {code}");
+        proptest::prop_assert!(chalie_core::result::ErrorCode::parse(code.as_str()).is_ok());
+        if chalie_core::result::is_kebab_case(raw) {
             proptest::prop_assert_eq!(code.as_str(), raw);
         }
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use chalie_core::{Body, Params, ToolResult, Turn, ability};
+use chalie_core::{Params, ToolResult, Turn, ability, result::Body};
 
 static RUNS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 

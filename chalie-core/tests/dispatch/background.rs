@@ -1,6 +1,6 @@
 //! Background calls: a receipt now, the final envelope later.
 
-use chalie_core::{CallStatus, Channel, GateDecision};
+use chalie_core::{Channel, turn::CallStatus, turn::GateDecision};
 use serde_json::json;
 
 use crate::abilities::runs;

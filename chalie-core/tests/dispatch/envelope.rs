@@ -10,7 +10,8 @@
 mod hostile;
 
 use chalie_core::{
-    Channel, Dispatcher, Envelope, Params, Policy, Setting, ToolCall, ToolResult, Turn, ability,
+    Channel, Dispatcher, Params, ToolCall, ToolResult, Turn, ability, dispatch::Policy,
+    dispatch::Setting, envelope::Envelope,
 };
 use hostile::Rng;
 use serde_json::{Value, json};

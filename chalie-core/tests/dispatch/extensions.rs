@@ -1,6 +1,6 @@
 //! Host state reaches abilities through extensions, the turn's own first.
 
-use chalie_core::{Channel, Envelope, Turn};
+use chalie_core::{Channel, Turn, envelope::Envelope};
 
 use super::abilities::Greeting;
 use super::{builder, call};

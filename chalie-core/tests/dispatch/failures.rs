@@ -1,6 +1,6 @@
 //! Nothing a call does crashes the turn.
 
-use chalie_core::{CallStatus, Channel};
+use chalie_core::{Channel, turn::CallStatus};
 use serde_json::json;
 
 use crate::{builder, call, envelope, turn};

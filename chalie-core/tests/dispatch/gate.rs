@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use chalie_core::{Approval, Channel, GateDecision, Policy, Setting};
+use chalie_core::{
+    Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting, turn::GateDecision,
+};
 use serde_json::json;
 
 use crate::abilities::runs;

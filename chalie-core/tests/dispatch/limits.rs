@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use chalie_core::{Channel, GateDecision, RateLimit, Retry};
+use chalie_core::{Channel, dispatch::RateLimit, result::Retry, turn::GateDecision};
 use serde_json::json;
 
 use crate::{builder, call, envelope, turn};

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod abilities;
+mod allow;
 mod background;
 mod envelope;
 mod extensions;
@@ -22,8 +23,9 @@ mod tags;
 use std::sync::{Arc, Mutex};
 
 use chalie_core::{
-    Approval, ApprovalRequest, Approver, BoxFuture, Channel, Dispatched, Dispatcher,
-    DispatcherBuilder, Envelope, Policy, Setting, ToolCall, Turn,
+    BoxFuture, Channel, Dispatcher, ToolCall, Turn, dispatch::Approval, dispatch::ApprovalRequest,
+    dispatch::Approver, dispatch::Dispatched, dispatch::DispatcherBuilder, dispatch::Policy,
+    dispatch::Setting, envelope::Envelope,
 };
 use serde_json::Value;
 

@@ -1,7 +1,10 @@
 //! The path's order: a malformed call bounces before the gate, a denied
 //! call never runs, and model-supplied permission fields change nothing.
 
-use chalie_core::{Approval, CallStatus, Channel, GateDecision, Policy, Retry, Setting};
+use chalie_core::{
+    Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting, result::Retry,
+    turn::CallStatus, turn::GateDecision,
+};
 use serde_json::json;
 
 use crate::abilities::runs;

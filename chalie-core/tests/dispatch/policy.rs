@@ -1,6 +1,6 @@
 //! The policy file and the policy surface.
 
-use chalie_core::{Channel, Policy, Setting};
+use chalie_core::{Channel, dispatch::Policy, dispatch::Setting};
 
 use crate::builder;
 

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use chalie_core::{
-    BoxFuture, Channel, Effect, ExternalOutput, ExternalTool, ExternalTools, GateDecision,
-    ParamErrors, Problem, Setting, ToolResult, Turn,
+    BoxFuture, Channel, Effect, ToolResult, Turn, dispatch::ExternalOutput, dispatch::ExternalTool,
+    dispatch::ExternalTools, dispatch::Setting, params::ParamErrors, params::Problem,
+    turn::GateDecision,
 };
 use serde_json::{Value, json};
 

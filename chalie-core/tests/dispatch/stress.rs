@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use chalie_core::{CallStatus, Channel, RateLimit, ToolCall, Turn};
+use chalie_core::{Channel, ToolCall, Turn, dispatch::RateLimit, turn::CallStatus};
 use serde_json::json;
 
 use crate::builder;

@@ -102,7 +102,7 @@ pub async fn lookup_order(params: OrderParams, turn: &Turn) -> ToolResult {
     }
 }
 
-use chalie_core::Body;
+use chalie_core::result::Body;
 declare_output!(lookup_order, OrderStatus);
 
 /// Cancels an order by id; irreversible.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chalie_core::mcp::{McpConfig, McpSource, SourceEvent, Transport};
-use chalie_core::{Channel, Effect, Envelope, ExternalTools, ToolCall, Turn};
+use chalie_core::{Channel, Effect, ToolCall, Turn, dispatch::ExternalTools, envelope::Envelope};
 use serde_json::{Value, json};
 
 use crate::dispatcher;
@@ -32,7 +32,7 @@ async fn dispatch(
     dispatcher: &chalie_core::Dispatcher,
     name: &str,
     arguments: Value,
-) -> (Envelope, chalie_core::Dispatched) {
+) -> (Envelope, chalie_core::dispatch::Dispatched) {
     let done = dispatcher
         .dispatch(&turn(name), ToolCall::new(name, arguments))
         .await;
@@ -108,7 +108,10 @@ async fn found_by_find_tools_called_through_the_dispatcher_and_gated() {
             ToolCall::new("py__get_forecast", json!({ "city": "Rome", "days": 2 })),
         )
         .await;
-    assert_eq!(unfound.refusal(), Some(chalie_core::Refusal::NotAvailable));
+    assert_eq!(
+        unfound.refusal(),
+        Some(chalie_core::dispatch::Refusal::NotAvailable)
+    );
     let found = dispatcher
         .dispatch(
             &discovering,
@@ -157,7 +160,7 @@ async fn found_by_find_tools_called_through_the_dispatcher_and_gated() {
         .set(
             Channel::External,
             "py__get_forecast_2",
-            chalie_core::Setting::Allow,
+            chalie_core::dispatch::Setting::Allow,
         )
         .unwrap();
     let (legacy, _) = dispatch(&dispatcher, "py__get_forecast_2", json!({ "city": "Oslo" })).await;
@@ -220,7 +223,7 @@ async fn a_slow_tool_times_out_with_a_retry_hint_and_the_server_stays_usable() {
     assert_eq!(late.code(), Some("tool-timeout"), "{}", done.envelope);
     assert_eq!(
         done.result.as_error().unwrap().retry(),
-        Some(chalie_core::Retry::Now)
+        Some(chalie_core::result::Retry::Now)
     );
     assert!(late.hint().unwrap().contains("retry"), "{}", done.envelope);
     assert_eq!(degraded(&events), ["timeout"]);
@@ -260,7 +263,7 @@ async fn a_server_killed_mid_call_is_reported_and_the_next_call_reconnects() {
     assert_eq!(lost.code(), Some("server-unavailable"), "{}", done.envelope);
     assert_eq!(
         done.result.as_error().unwrap().retry(),
-        Some(chalie_core::Retry::Now)
+        Some(chalie_core::result::Retry::Now)
     );
     assert_eq!(degraded(&events), ["disconnected"]);
 
@@ -357,7 +360,7 @@ async fn a_chalie_server_over_http_is_a_source_too() {
         .set(
             Channel::External,
             "inner__lookup_order",
-            chalie_core::Setting::Allow,
+            chalie_core::dispatch::Setting::Allow,
         )
         .unwrap();
     outer
@@ -365,7 +368,7 @@ async fn a_chalie_server_over_http_is_a_source_too() {
         .set(
             Channel::External,
             "inner__cancel_order",
-            chalie_core::Setting::Allow,
+            chalie_core::dispatch::Setting::Allow,
         )
         .unwrap();
     let (found, done) = dispatch(&outer, "inner__lookup_order", json!({ "order_id": "A-1" })).await;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chalie_core::mcp::{CALL_PROXY, Exposure, McpServer};
-use chalie_core::{Envelope, ExternalTools};
+use chalie_core::{dispatch::ExternalTools, envelope::Envelope};
 use serde_json::{Value, json};
 
 use crate::dispatcher;

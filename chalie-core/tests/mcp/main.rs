@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chalie_core::mcp::{Exposure, McpServer};
-use chalie_core::{Channel, Dispatcher, DispatcherBuilder, ExternalTools, Policy, Setting};
+use chalie_core::{
+    Channel, Dispatcher, dispatch::DispatcherBuilder, dispatch::ExternalTools, dispatch::Policy,
+    dispatch::Setting,
+};
 use rmcp::ClientHandler;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
@@ -61,9 +64,9 @@ pub fn dispatcher_with(
         .iter()
         .filter(|entry| entry.spec().discoverable() && entry.name() != "find_tools")
         .map(|entry| {
-            let descriptor = chalie_core::assemble(
+            let descriptor = chalie_core::descriptor::assemble(
                 entry,
-                chalie_core::AssembleOptions::for_channel(Channel::External),
+                chalie_core::descriptor::AssembleOptions::for_channel(Channel::External),
             );
             json!({
                 "name": entry.name(),

@@ -1,6 +1,6 @@
 //! The chalie side as an MCP server, driven by rmcp's client.
 
-use chalie_core::Envelope;
+use chalie_core::envelope::Envelope;
 use chalie_core::mcp::{CALL_PROXY, Exposure, McpServer, McpServerError};
 use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
 use serde_json::json;
@@ -253,7 +253,7 @@ fn an_ability_named_like_the_proxy_is_refused_on_demand() {
 
 #[tokio::test]
 async fn the_proxy_reaches_only_what_the_external_channel_s_profile_exposes() {
-    use chalie_core::{Channel, ChannelTools, Profile};
+    use chalie_core::{Channel, contracts::Profile, dispatch::ChannelTools};
 
     // This deployment's external channel exposes no toolset: a client that
     // learnt a name elsewhere cannot reach it through the proxy.

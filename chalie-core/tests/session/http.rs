@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use chalie_core::Principal;
 use chalie_core::session::{BearerTokens, Mode, Reply, ScriptedModel, Sessions, router};
+use chalie_core::turn::Principal;
 use serde_json::{Value, json};
 
 use crate::abilities::done;

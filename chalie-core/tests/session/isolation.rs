@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use chalie_core::session::{Event, Mode, Reply, ScriptedModel, Sessions, ToolCallStatus};
 use chalie_core::{
-    CallStatus, Channel, ChannelTools, Dispatcher, GateDecision, Profile, Refusal, ToolCall, Turn,
+    Channel, Dispatcher, ToolCall, Turn, contracts::Profile, dispatch::ChannelTools,
+    dispatch::Refusal, turn::CallStatus, turn::GateDecision,
 };
 use serde_json::json;
 
@@ -240,7 +241,11 @@ async fn a_background_result_reaches_the_model_in_the_next_request() {
     ]));
     let mut policy = allow_all();
     policy
-        .set(Channel::Chat, "slow_report", chalie_core::Setting::Allow)
+        .set(
+            Channel::Chat,
+            "slow_report",
+            chalie_core::dispatch::Setting::Allow,
+        )
         .unwrap();
     let dispatcher = Arc::new(Dispatcher::builder(registry()).policy(policy).build());
     let sessions = Sessions::builder(Arc::clone(&dispatcher), Arc::clone(&model) as _)

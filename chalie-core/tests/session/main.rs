@@ -29,7 +29,7 @@ mod traces;
 use std::sync::Arc;
 
 use chalie_core::session::{Event, Model, SessionStore, Sessions};
-use chalie_core::{Channel, Dispatcher, Policy, Setting};
+use chalie_core::{Channel, Dispatcher, dispatch::Policy, dispatch::Setting};
 
 /// Every ability linked into this test binary.
 pub fn registry() -> chalie_core::Registry {

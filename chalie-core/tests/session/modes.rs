@@ -8,7 +8,7 @@ use std::time::Duration;
 use chalie_core::session::{
     ApprovalState, Event, EventError, Mode, Reply, Role, ScriptedModel, Sessions,
 };
-use chalie_core::{Channel, Dispatcher, Setting};
+use chalie_core::{Channel, Dispatcher, dispatch::Setting};
 use serde_json::json;
 
 use crate::abilities::done;

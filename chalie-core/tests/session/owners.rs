@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chalie_core::session::{
     ApprovalState, Mode, Model, Reply, ScriptedModel, SessionError, SessionStore, Sessions,
 };
-use chalie_core::{Channel, Dispatcher, Principal, Setting};
+use chalie_core::{Channel, Dispatcher, dispatch::Setting, turn::Principal};
 use serde_json::json;
 
 use crate::abilities::done;

@@ -129,7 +129,7 @@ async fn a_resumed_run_asks_again_and_waits_for_the_answer() {
 #[tokio::test]
 async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
     use chalie_core::session::Mode;
-    use chalie_core::{Channel, Setting};
+    use chalie_core::{Channel, dispatch::Setting};
 
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("sessions.db");
@@ -194,7 +194,7 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
 
 #[tokio::test]
 async fn a_background_result_reaches_the_model_after_a_restart_and_a_cut_off_one_is_reported() {
-    use chalie_core::{Channel, Dispatcher, Setting};
+    use chalie_core::{Channel, Dispatcher, dispatch::Setting};
 
     use crate::abilities::report_gate;
     use crate::isolation::finished_in_store;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chalie_core::session::{Activity, Event, Phase, Reply, ScriptedModel, Sessions};
-use chalie_core::{Dispatcher, RateLimit};
+use chalie_core::{Dispatcher, dispatch::RateLimit};
 use serde_json::json;
 
 use crate::abilities::done;

@@ -1,10 +1,10 @@
 //! The store contract, the same for memory, SQLite and PostgreSQL.
 
-use chalie_core::Principal;
 use chalie_core::session::{
     ApprovalRecord, ApprovalState, MemoryStore, Message, Mode, PlanStep, RunRecord, RunStatus,
     SessionRecord, SessionStore, ToolCallRecord, ToolCallStatus,
 };
+use chalie_core::turn::Principal;
 use serde_json::json;
 
 pub(crate) fn contract(store: &dyn SessionStore) {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use chalie_core::session::{Mode, Reply, ScriptedModel, Sessions};
-use chalie_core::{Channel, Dispatcher, Setting};
+use chalie_core::{Channel, Dispatcher, dispatch::Setting};
 use serde_json::json;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};

@@ -10,7 +10,9 @@
 // Each binary that includes this file uses a part of it.
 #![allow(dead_code)]
 
-use chalie_core::{Envelope, ErrorCode, Retry, Scalar, ToolResult};
+use chalie_core::{
+    ToolResult, envelope::Envelope, result::ErrorCode, result::Retry, result::Scalar,
+};
 use serde_json::Value;
 
 /// Every character some reader breaks a line at.
@@ -344,7 +346,7 @@ pub fn check_round_trip(
                     body.render()
                 ));
             }
-            if let chalie_core::Body::Json(value) = body
+            if let chalie_core::result::Body::Json(value) = body
                 && envelope.json().as_ref() != Some(value)
             {
                 return Err(format!("JSON body read back as {:?}", envelope.json()));

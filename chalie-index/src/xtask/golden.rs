@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chalie_core::{Body, Channel, Turn};
+use chalie_core::{Channel, Turn, result::Body};
 
 use super::eval::{Query, Tally, read_queries};
 use super::progress::Progress;

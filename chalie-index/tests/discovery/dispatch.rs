@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use chalie_core::{
-    AssembleOptions, Channel, Dispatched, Dispatcher, Envelope, Policy, Profile, ToolCall, Turn,
+    Channel, Dispatcher, ToolCall, Turn, contracts::Profile, descriptor::AssembleOptions,
+    dispatch::Dispatched, dispatch::Policy, envelope::Envelope,
 };
 use chalie_index::{Descriptor, Discovery, Index, SkillRules, Source};
 use serde_json::{Value, json};
@@ -101,7 +102,8 @@ async fn find_tools_injects_activates_and_returns_schemas() {
 
     // A local ability's schema is what the dispatcher validates against on this channel.
     let entry = registry().get("weather").expect("linked");
-    let expected = chalie_core::assemble(entry, AssembleOptions::for_channel(Channel::Chat));
+    let expected =
+        chalie_core::descriptor::assemble(entry, AssembleOptions::for_channel(Channel::Chat));
     assert_eq!(&body["injected"][1]["parameters"], expected.parameters());
     assert!(body["injected"][1]["parameters"]["properties"]["location"].is_object());
     // An external tool's comes from its descriptor data.
@@ -114,7 +116,10 @@ async fn find_tools_injects_activates_and_returns_schemas() {
         ["web_search", "weather", "github__read_file"]
     );
     // Internal: the gate was not consulted, though the policy would ask and nobody can.
-    assert_eq!(done.record().decision, chalie_core::GateDecision::Internal);
+    assert_eq!(
+        done.record().decision,
+        chalie_core::turn::GateDecision::Internal
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! Static checks: the descriptor every provider receives, and the naming
 //! and description contract.
 
-use chalie_core::{AbilityEntry, AssembleOptions, Channel, Provider, assemble};
+use chalie_core::{
+    AbilityEntry, Channel, descriptor::AssembleOptions, descriptor::Provider, descriptor::assemble,
+};
 use serde_json::{Value, json};
 
 pub(super) fn descriptor_problems(entry: &AbilityEntry) -> Vec<String> {

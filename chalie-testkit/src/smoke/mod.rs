@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use chalie_core::{
-    AbilityEntry, Channel, Dispatched, Dispatcher, Envelope, MaxChars, Policy, Profile, Registry,
-    Setting, ToolCall, Turn, result_keys,
+    AbilityEntry, Channel, Dispatcher, Registry, ToolCall, Turn, contracts::MaxChars,
+    contracts::Profile, contracts::keys as result_keys, dispatch::Dispatched, dispatch::Policy,
+    dispatch::Setting, envelope::Envelope,
 };
 use serde_json::{Value, json};
 
@@ -109,7 +110,7 @@ impl Smoke {
     }
 
     /// Makes `value` available to the abilities, as
-    /// [`DispatcherBuilder::extension`](chalie_core::DispatcherBuilder::extension) does.
+    /// [`DispatcherBuilder::extension`](chalie_core::dispatch::DispatcherBuilder::extension) does.
     pub fn extension<T: Send + Sync + 'static>(self, value: T) -> Self {
         let shared = std::sync::Arc::new(value);
         self.configure(move |builder| builder.shared_extension(std::sync::Arc::clone(&shared)))
@@ -119,7 +120,9 @@ impl Smoke {
     /// host's state; the smoke policy (allow on chat) is kept.
     pub fn configure(
         mut self,
-        configure: impl Fn(chalie_core::DispatcherBuilder) -> chalie_core::DispatcherBuilder
+        configure: impl Fn(
+            chalie_core::dispatch::DispatcherBuilder,
+        ) -> chalie_core::dispatch::DispatcherBuilder
         + Send
         + Sync
         + 'static,

@@ -2,7 +2,7 @@
 //! actions that add and delete events, as two abilities so each declares
 //! its effect truthfully.
 
-use chalie_core::{Params, ToolResult, Turn, ability, list_body};
+use chalie_core::{Params, ToolResult, Turn, ability, contracts::list_body};
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde_json::{Value, json};
 

@@ -48,7 +48,7 @@ mod opening {
     use std::path::Path;
     use std::sync::Arc;
 
-    use chalie_core::Profile;
+    use chalie_core::contracts::Profile;
     use chalie_index::{Descriptor, Discovery, Embedder, Index, IndexError};
 
     /// How a program gets its discovery index.

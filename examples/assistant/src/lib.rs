@@ -39,7 +39,7 @@ mod text;
 pub mod weather;
 pub mod web;
 
-use chalie_core::{Channel, Policy, Profile, Setting};
+use chalie_core::{Channel, contracts::Profile, dispatch::Policy, dispatch::Setting};
 
 #[cfg(feature = "discovery")]
 pub use discovery::IndexMode;

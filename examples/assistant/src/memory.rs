@@ -1,7 +1,7 @@
 //! Memory: store facts and recall them by topic or place; semantic when
 //! the host gave an embedder, by keywords otherwise.
 
-use chalie_core::{Params, ToolResult, TopK, Turn, ability, list_body};
+use chalie_core::{Params, ToolResult, Turn, ability, contracts::TopK, contracts::list_body};
 use serde_json::{Value, json};
 
 use crate::state::{Memory, MemoryItem, lock};

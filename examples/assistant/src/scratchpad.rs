@@ -1,6 +1,8 @@
 //! The scratchpad reader: continues any result that was cut to fit.
 
-use chalie_core::{Cursor, MaxChars, Params, ToolResult, Turn, ability, read_more};
+use chalie_core::{
+    Params, ToolResult, Turn, ability, contracts::Cursor, contracts::MaxChars, contracts::read_more,
+};
 
 use crate::state::Scratch;
 

@@ -5,7 +5,10 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use chalie_core::{Clock, CursorKey, DispatcherBuilder, Scratchpad, ScratchpadLimits};
+use chalie_core::{
+    contracts::CursorKey, contracts::Scratchpad, contracts::ScratchpadLimits,
+    dispatch::DispatcherBuilder, turn::Clock,
+};
 use chalie_index::Embedder;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};

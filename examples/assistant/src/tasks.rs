@@ -1,7 +1,10 @@
 //! Tasks: a paged read (keyset on the task id, signed cursors) and the
 //! write actions create, update, complete and a soft delete.
 
-use chalie_core::{Cursor, MaxItems, PageRequest, ParamEnum, Params, ToolResult, Turn, ability};
+use chalie_core::{
+    ParamEnum, Params, ToolResult, Turn, ability, contracts::Cursor, contracts::MaxItems,
+    contracts::PageRequest,
+};
 use chrono::NaiveDate;
 use serde_json::json;
 

@@ -3,7 +3,10 @@
 
 use std::sync::OnceLock;
 
-use chalie_core::{MaxChars, Params, ToolResult, TopK, Turn, ability, cap_result, list_body};
+use chalie_core::{
+    Params, ToolResult, Turn, ability, contracts::MaxChars, contracts::TopK, contracts::cap_result,
+    contracts::list_body,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use assistant::IndexMode;
 use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource};
-use chalie_core::{Channel, Dispatcher, ExternalTools, Setting};
+use chalie_core::{Channel, Dispatcher, dispatch::ExternalTools, dispatch::Setting};
 
 struct Options {
     exposure: Exposure,

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use assistant::IndexMode;
 use assistant::demo::{DemoPaths, prepare};
-use chalie_core::ExternalTools;
+use chalie_core::dispatch::ExternalTools;
 use chalie_core::mcp::{McpSource, ServerSpec};
 
 /// Runs the server with `args` and no client: what it prints when it

@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chalie_core::mcp::{McpSource, ServerSpec};
-use chalie_core::{Channel, Dispatcher, Envelope, ExternalTools, Policy, Setting, ToolCall, Turn};
+use chalie_core::{
+    Channel, Dispatcher, ToolCall, Turn, dispatch::ExternalTools, dispatch::Policy,
+    dispatch::Setting, envelope::Envelope,
+};
 use serde_json::json;
 
 /// The program, as a server named `demo`, on the index `cargo xtask index`

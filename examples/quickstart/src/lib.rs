@@ -12,7 +12,10 @@ mod tests {
     fn the_abilities_pass_the_lint() {
         let registry = chalie_core::registry().expect("unique names");
         assert_eq!(registry.len(), 2);
-        let findings = chalie_core::lint(registry.iter(), &chalie_core::LintOptions::default());
+        let findings = chalie_core::contracts::lint(
+            registry.iter(),
+            &chalie_core::contracts::LintOptions::default(),
+        );
         let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
         assert!(findings.is_empty(), "{}", findings.join("\n"));
     }

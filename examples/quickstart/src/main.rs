@@ -8,7 +8,8 @@
 chalie_core::link_abilities!(quickstart);
 
 use chalie_core::{
-    AssembleOptions, Channel, Dispatcher, Policy, Provider, Setting, ToolCall, Turn, assemble,
+    Channel, Dispatcher, ToolCall, Turn, descriptor::AssembleOptions, descriptor::Provider,
+    descriptor::assemble, dispatch::Policy, dispatch::Setting,
 };
 use serde_json::json;
 

@@ -8,7 +8,7 @@ use rmcp::model::Tool;
 use serde_json::{Value, json};
 
 use crate::mcp::names::{NameCollision, SOURCE_SEPARATOR, map_tool_names};
-use crate::{Effect, ExternalTool, ParamErrors, Problem};
+use crate::{Effect, dispatch::ExternalTool, params::ParamErrors, params::Problem};
 
 /// One remote tool: what the call needs.
 pub(crate) struct Remote {

@@ -3,7 +3,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
-use crate::{ExternalOutput, Media, Retry, ToolResult};
+use crate::{ToolResult, dispatch::ExternalOutput, result::Media, result::Retry};
 
 /// Text and structured content are canonical; a result with neither
 /// (only images, audio, resources, or nothing) is handed back raw, so the

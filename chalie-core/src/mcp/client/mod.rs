@@ -17,7 +17,10 @@ use serde_json::Value;
 pub use config::{DEFAULT_TIMEOUT, McpConfig, McpConfigError, ServerSpec, Transport};
 
 use crate::mcp::names::{NameCollision, SOURCE_SEPARATOR};
-use crate::{BoxFuture, ExternalOutput, ExternalTool, ExternalTools, ParamErrors, Problem, Turn};
+use crate::{
+    BoxFuture, Turn, dispatch::ExternalOutput, dispatch::ExternalTool, dispatch::ExternalTools,
+    params::ParamErrors, params::Problem,
+};
 use catalog::Catalog;
 
 /// The least time a server gets to answer `initialize`.
@@ -81,7 +84,7 @@ pub enum McpSourceError {
 }
 
 /// One external MCP server. Give it to
-/// [`DispatcherBuilder::external_tools`](crate::DispatcherBuilder::external_tools):
+/// [`DispatcherBuilder::external_tools`](crate::dispatch::DispatcherBuilder::external_tools):
 /// its tools answer to `server__tool`, are validated against the server's
 /// input schema, gated (permission = the full name; unknown effects are
 /// writes) and rendered as envelopes like any ability's.

@@ -16,7 +16,10 @@ use tokio::sync::mpsc;
 
 use super::McpServer;
 use super::catalog::CALL_PROXY;
-use crate::{Body, Channel, Dispatched, ProgressSink, ToolCall, ToolResult, Turn, render_envelope};
+use crate::{
+    Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, envelope::render_envelope,
+    result::Body, turn::ProgressSink,
+};
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -232,7 +235,7 @@ impl Forwarder {
     fn sink(&self) -> Option<ProgressSink> {
         self.task.as_ref()?;
         let sender = Arc::clone(&self.sender);
-        Some(Arc::new(move |progress: crate::Progress| {
+        Some(Arc::new(move |progress: crate::turn::Progress| {
             if let Some(sender) = sender
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

@@ -7,7 +7,8 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use crate::{
-    AbilityEntry, AssembleOptions, Channel, Effect, ExternalTool, OutputSchemas, Registry, assemble,
+    AbilityEntry, Channel, Effect, Registry, contracts::OutputSchemas, descriptor::AssembleOptions,
+    descriptor::assemble, dispatch::ExternalTool,
 };
 
 /// The name of the call proxy in `on_demand` mode.

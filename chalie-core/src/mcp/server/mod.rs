@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::Tool;
 
-use crate::{Dispatcher, ExternalTools, OutputSchemas};
+use crate::{Dispatcher, contracts::OutputSchemas, dispatch::ExternalTools};
 use catalog::Listed;
 
 pub use catalog::CALL_PROXY;
@@ -56,7 +56,7 @@ pub enum McpServerError {
     ProxyNameTaken(String),
     /// Two linked outputs for one ability.
     #[error(transparent)]
-    DuplicateOutput(#[from] crate::DuplicateOutput),
+    DuplicateOutput(#[from] crate::contracts::DuplicateOutput),
 }
 
 /// Serves a [`Dispatcher`] over MCP. Every call runs through the

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
-use crate::Principal;
+use crate::turn::Principal;
 
 /// Decides who a request comes from. The [`router`](super::router) asks
 /// it before every route; a rejection is answered `401` and nothing else
@@ -16,7 +16,7 @@ use crate::Principal;
 ///
 /// ```
 /// use axum::http::HeaderMap;
-/// use chalie_core::Principal;
+/// use chalie_core::turn::Principal;
 /// use chalie_core::session::{Authenticate, Unauthorized};
 ///
 /// /// Trusts the user id a signing proxy in front of the app has set.
@@ -109,7 +109,7 @@ pub enum TokenError {
 /// time, so neither the tokens nor the timing of a check give one away.
 ///
 /// ```
-/// use chalie_core::Principal;
+/// use chalie_core::turn::Principal;
 /// use chalie_core::session::BearerTokens;
 ///
 /// let tokens = BearerTokens::new()

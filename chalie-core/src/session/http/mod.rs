@@ -47,13 +47,13 @@ pub use auth::{Authenticate, BearerTokens, TokenError, Unauthorized};
 use super::mode::Mode;
 use super::owner::AsPrincipal;
 use super::sessions::{SessionError, Sessions};
-use crate::Principal;
+use crate::turn::Principal;
 
 /// The router; serve it with `axum::serve`, or nest it in an app. `auth`
 /// decides who each request comes from.
 ///
 /// ```no_run
-/// use chalie_core::Principal;
+/// use chalie_core::turn::Principal;
 /// use chalie_core::session::{BearerTokens, Sessions, router};
 ///
 /// # async fn serve(sessions: Sessions) -> Result<(), Box<dyn std::error::Error>> {

@@ -12,7 +12,7 @@ use futures::stream::BoxStream;
 use serde_json::{Value, json};
 
 use super::model::{Message, Model, ModelChunk, ModelError, ModelRequest, Role};
-use crate::Provider;
+use crate::descriptor::Provider;
 use connect::Connector;
 use sse::{Assembler, SseParser};
 

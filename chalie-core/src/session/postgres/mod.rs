@@ -39,7 +39,7 @@ const POOL_SIZE: usize = 16;
 ///   stops renewing, and [`Sessions::resume`](super::Sessions::resume) on
 ///   another takes the run over once the lease expires, exactly once.
 /// - Give the same store to the dispatcher
-///   ([`DispatcherBuilder::rate_counter`](crate::DispatcherBuilder::rate_counter))
+///   ([`DispatcherBuilder::rate_counter`](crate::dispatch::DispatcherBuilder::rate_counter))
 ///   and the per-session rate limit counts every replica's calls.
 /// - Migrations are versioned (table `chalie_schema`); a database migrated by
 ///   a newer chalie is refused at [`connect`](Self::connect) with its version.

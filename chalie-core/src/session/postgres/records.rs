@@ -9,7 +9,6 @@ use tokio_postgres::Row;
 use super::PgStore;
 use super::listen::{CHANNEL, Payload};
 use super::queries::{append_message, params, pg_error};
-use crate::Principal;
 use crate::session::event::Event;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
@@ -17,6 +16,7 @@ use crate::session::store::{
     ApprovalRecord, ApprovalState, DecisionSink, PlanStep, RunRecord, RunStatus, SessionRecord,
     SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
+use crate::turn::Principal;
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|error| StoreError(error.to_string()))

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use chalie_core::session::{Model, PgStore, Sessions};
-use chalie_core::{Channel, Dispatcher, Policy, Setting};
+use chalie_core::{Channel, Dispatcher, dispatch::Policy, dispatch::Setting};
 
 use crate::registry;
 

@@ -8,7 +8,7 @@ mod server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chalie_core::{Channel, Dispatcher, Policy, ToolCall, Turn};
+use chalie_core::{Channel, Dispatcher, ToolCall, Turn, dispatch::Policy};
 use chalie_index::{
     Discovery, EmbedError, Embedder, EndpointFailure, FindOptions, Index, MiniLm, OpenAiEmbedder,
 };

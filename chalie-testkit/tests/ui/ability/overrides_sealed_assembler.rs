@@ -1,4 +1,4 @@
-use chalie_core::{AbilityExt, ToolResult, ability};
+use chalie_core::{descriptor::AbilityExt, ToolResult, ability};
 
 /// Gets the weather.
 #[ability(examples = ["a one", "a two", "a three", "a four", "a five", "a six"])]

@@ -11,7 +11,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chalie_core::session::{Event, Reply, Sessions};
-use chalie_core::{Channel, Dispatcher, RegistryError, ToolCall, Turn, result_keys};
+use chalie_core::{
+    Channel, Dispatcher, RegistryError, ToolCall, Turn, contracts::keys as result_keys,
+};
 use chalie_index::catalog::CatalogError;
 use chalie_index::{Descriptor, EmbedError, Embedder, IndexError, MiniLm};
 use serde_json::json;
@@ -263,7 +265,7 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
             ToolCall::new("web_page", json!({ "url": REPORT_URL, "max_chars": 400 })),
         )
         .await;
-    let cursor = chalie_core::Envelope::parse(&first.envelope)?
+    let cursor = chalie_core::envelope::Envelope::parse(&first.envelope)?
         .attribute(result_keys::NEXT_CURSOR)
         .ok_or("the long page was not cut")?
         .to_owned();

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use chalie_core::result_keys;
+use chalie_core::contracts::keys as result_keys;
 use chalie_core::session::{
     Event, Message, Model, ModelChunk, ModelError, ModelRequest, Reply, Role, ScriptedModel,
 };

@@ -5,8 +5,8 @@
 mod folder;
 
 use chalie_core::{
-    Cursor, MaxChars, Params, Position, ToolResult, TopK, Turn, ability, list_body, result_keys,
-    slice_text,
+    Params, ToolResult, Turn, ability, contracts::Cursor, contracts::MaxChars, contracts::Position,
+    contracts::TopK, contracts::keys as result_keys, contracts::list_body, contracts::slice_text,
 };
 use serde_json::{Value, json};
 
@@ -200,7 +200,7 @@ pub async fn note_read(params: NoteReadParams, turn: &Turn) -> ToolResult {
         None => 0,
         Some(cursor) => match scratch.key.verify(cursor, "note_read", &query) {
             Ok(Position::Offset(offset)) => offset,
-            Ok(_) => return chalie_core::CursorError::WrongKind.into_tool_result(),
+            Ok(_) => return chalie_core::contracts::CursorError::WrongKind.into_tool_result(),
             Err(invalid) => return invalid.into_tool_result(),
         },
     };

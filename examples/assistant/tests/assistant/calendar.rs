@@ -1,4 +1,4 @@
-use chalie_core::Clock;
+use chalie_core::turn::Clock;
 use serde_json::{Value, json};
 
 use crate::harness;

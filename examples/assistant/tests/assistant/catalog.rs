@@ -1,5 +1,5 @@
 use assistant::Host;
-use chalie_core::{LintOptions, lint};
+use chalie_core::{contracts::LintOptions, contracts::lint};
 use serde_json::json;
 
 use crate::{harness, harness_with};

@@ -3,7 +3,7 @@
 
 use assistant::Host;
 use chalie_core::session::{Mode, Reply};
-use chalie_core::{Approval, Channel, Policy, Setting};
+use chalie_core::{Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting};
 use chalie_testkit::{Harness, ScriptedApprover};
 use serde_json::json;
 

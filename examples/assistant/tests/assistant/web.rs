@@ -68,7 +68,7 @@ async fn one_sessions_scratchpad_is_not_readable_from_another() {
             chalie_core::ToolCall::new("web_page", json!({ "url": url, "max_chars": 400 })),
         )
         .await;
-    let cursor = chalie_core::Envelope::parse(&first.envelope)
+    let cursor = chalie_core::envelope::Envelope::parse(&first.envelope)
         .unwrap()
         .attribute("next_cursor")
         .unwrap()
@@ -80,7 +80,7 @@ async fn one_sessions_scratchpad_is_not_readable_from_another() {
                 chalie_core::ToolCall::new("scratchpad", json!({ "cursor": cursor })),
             )
             .await;
-        chalie_core::Envelope::parse(&done.envelope).unwrap()
+        chalie_core::envelope::Envelope::parse(&done.envelope).unwrap()
     };
     // Bob holds Alice's cursor, validly signed, and still reads nothing.
     let bob = read(on("scratch-bob"), cursor.clone()).await;
