@@ -99,7 +99,7 @@ pub use registry::{AbilityEntry, Registry, RegistryError, registry};
 pub use result::{ToolError, ToolResult};
 pub use turn::{Channel, Turn};
 
-/// Dates and times ([`Clock`], [`Turn::now`]), re-exported so abilities
+/// Dates and times ([`Clock`](turn::Clock), [`Turn::now`]), re-exported so abilities
 /// use the same version.
 pub use chrono;
 
@@ -159,7 +159,7 @@ pub use chalie_macros::ability;
 /// ```
 pub use chalie_macros::Params;
 
-/// Derives [`ParamType`] and [`ParamEnum`](trait@ParamEnum) for an enum
+/// Derives [`ParamType`](params::ParamType) and [`ParamEnum`](trait@ParamEnum) for an enum
 /// of unit variants, each a snake_case string (`#[param(rename = "...")]`
 /// to choose another).
 pub use chalie_macros::ParamEnum;

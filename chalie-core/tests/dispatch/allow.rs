@@ -82,3 +82,28 @@ fn an_action_permission_of_a_registered_ability_is_allowed() {
         Policy::new().lookup(Channel::Subconscious, "calendar", None)
     );
 }
+
+#[test]
+fn an_external_tool_is_allowed_once_its_proxy_is_added() {
+    let before = pinned()
+        .allow(Channel::Chat, ["ext__search"])
+        .err()
+        .unwrap();
+    assert!(
+        matches!(before, PolicyError::UnknownTool { .. }),
+        "{before:?}"
+    );
+
+    let dispatcher = pinned()
+        .external_tools(std::sync::Arc::new(crate::resolve::FakeProxy))
+        .allow(Channel::Chat, ["ext__search"])
+        .unwrap()
+        .build();
+    assert_eq!(
+        dispatcher
+            .policy()
+            .snapshot()
+            .lookup(Channel::Chat, "ext__search", None),
+        Setting::Allow
+    );
+}

@@ -40,7 +40,7 @@ async fn an_unknown_name_suggests_the_closest() {
 
 /// A test double for an external proxy: one well-behaved tool and one
 /// that returns plain JSON.
-struct FakeProxy;
+pub struct FakeProxy;
 
 impl ExternalTools for FakeProxy {
     fn prefix(&self) -> &str {
