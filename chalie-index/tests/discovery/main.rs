@@ -10,3 +10,4 @@ mod integrity;
 mod linked;
 mod minilm;
 mod support;
+mod user_crate;
