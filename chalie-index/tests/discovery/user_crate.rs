@@ -225,7 +225,7 @@ fn build_dir() -> PathBuf {
 
 fn cargo(root: &Path, args: &[&str]) -> Output {
     let build_dir = build_dir();
-    let output = Command::new(env!("CARGO"))
+    Command::new(env!("CARGO"))
         .args(args)
         .current_dir(root)
         .env("CARGO_BUILD_BUILD_DIR", &build_dir)
@@ -233,8 +233,7 @@ fn cargo(root: &Path, args: &[&str]) -> Output {
         .env("CARGO_NET_OFFLINE", "true")
         .env_remove("RUSTFLAGS")
         .output()
-        .expect("run cargo");
-    output
+        .expect("run cargo")
 }
 
 fn text(output: &Output) -> String {
