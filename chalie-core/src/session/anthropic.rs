@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
 
-use super::model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
+use super::model::{
+    Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage,
+};
 use super::openai::connect::{self, Connector};
 use super::openai::{Decoder, stream_events};
 use crate::descriptor::Provider;
@@ -198,14 +200,42 @@ struct PendingCall {
 
 /// Decodes the Messages API's events: `content_block_start` /
 /// `content_block_delta` (`text_delta`, `input_json_delta`) /
-/// `content_block_stop`, `message_stop`, and `error`.
+/// `content_block_stop`, the usage of `message_start` and
+/// `message_delta`, `message_stop`, and `error`.
 #[derive(Default)]
 struct Events {
     calls: BTreeMap<u64, PendingCall>,
+    usage: Usage,
     done: bool,
 }
 
 impl Events {
+    /// Folds a `usage` object into the counts so far and yields them.
+    /// `message_start` gives the input and a first output count,
+    /// `message_delta` the output so far (both cumulative). The input is
+    /// the whole prompt: tokens written to and read from the prompt cache
+    /// are counted apart by the API and added here.
+    fn usage(&mut self, usage: &Value) -> Vec<Result<ModelChunk, ModelError>> {
+        if !usage.is_object() {
+            return Vec::new();
+        }
+        let input: Option<u64> = [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ]
+        .iter()
+        .filter_map(|field| usage[*field].as_u64())
+        .reduce(|sum, tokens| sum + tokens);
+        if input.is_some() {
+            self.usage.input_tokens = input;
+        }
+        if let Some(output) = usage["output_tokens"].as_u64() {
+            self.usage.output_tokens = Some(output);
+        }
+        vec![Ok(ModelChunk::Usage(self.usage))]
+    }
+
     fn finish_call(&mut self, index: u64) -> Option<Result<ModelChunk, ModelError>> {
         let call = self.calls.remove(&index)?;
         let input = if call.input.trim().is_empty() {
@@ -277,6 +307,8 @@ impl Decoder for Events {
                 }
             }
             "content_block_stop" => self.finish_call(index).into_iter().collect(),
+            "message_start" => self.usage(&event["message"]["usage"]),
+            "message_delta" => self.usage(&event["usage"]),
             "message_stop" => {
                 self.done = true;
                 self.flush()
@@ -290,7 +322,7 @@ impl Decoder for Events {
                     error["message"].as_str().unwrap_or_default()
                 )))]
             }
-            // message_start, message_delta, ping: nothing to yield.
+            // ping: nothing to yield.
             _ => Vec::new(),
         }
     }

@@ -132,7 +132,7 @@ pub use memory::MemoryStore;
 pub(crate) use crate::dispatch::mode;
 #[cfg(feature = "anthropic")]
 pub use anthropic::AnthropicModel;
-pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role};
+pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
 pub use owner::AsPrincipal;

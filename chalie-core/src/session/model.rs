@@ -103,6 +103,21 @@ pub enum ModelChunk {
     /// A complete tool call (a client assembles streamed argument deltas
     /// before yielding it).
     ToolCall(ModelToolCall),
+    /// The tokens the request used, as the API reported them so far; a
+    /// later `Usage` of the same reply replaces an earlier one. The run
+    /// records it on the request's span (`gen_ai.usage.input_tokens`,
+    /// `gen_ai.usage.output_tokens`).
+    Usage(Usage),
+}
+
+/// The tokens one model request used, as its API reports them: either
+/// count is `None` when the API has not (yet) given it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of the request's input (the prompt), cached ones included.
+    pub input_tokens: Option<u64>,
+    /// Tokens of the reply.
+    pub output_tokens: Option<u64>,
 }
 
 /// The model could not answer.
@@ -127,6 +142,7 @@ pub trait Model: Send + Sync {
     }
 
     /// Streams the reply to `request`: text deltas and complete tool calls,
-    /// in the order the model produced them.
+    /// in the order the model produced them, and the tokens used when the
+    /// API reports them ([`ModelChunk::Usage`]).
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>>;
 }

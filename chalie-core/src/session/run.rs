@@ -338,6 +338,8 @@ impl RunCtx {
                 "gen_ai.request.model" = self.core.model.model_id().unwrap_or("unknown"),
                 "chalie.tools.offered" = request.tools.len(),
                 "chalie.tool_calls" = tracing::field::Empty,
+                "gen_ai.usage.input_tokens" = tracing::field::Empty,
+                "gen_ai.usage.output_tokens" = tracing::field::Empty,
                 "error.type" = tracing::field::Empty,
             );
             let mut stream = self.core.model.stream(request);
@@ -361,6 +363,14 @@ impl RunCtx {
                         }
                     }
                     Ok(ModelChunk::ToolCall(call)) => calls.push(call),
+                    Ok(ModelChunk::Usage(usage)) => {
+                        if let Some(tokens) = usage.input_tokens {
+                            model_span.record("gen_ai.usage.input_tokens", tokens);
+                        }
+                        if let Some(tokens) = usage.output_tokens {
+                            model_span.record("gen_ai.usage.output_tokens", tokens);
+                        }
+                    }
                     Err(error) => {
                         failure = Some(error);
                         break;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use chalie_core::session::{
-    AnthropicModel, Event, Message, Mode, Model, ModelChunk, ModelRequest, ModelToolCall,
+    AnthropicModel, Event, Message, Mode, Model, ModelChunk, ModelRequest, ModelToolCall, Usage,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -19,13 +19,13 @@ fn event(kind: &str, data: serde_json::Value) -> String {
     format!("event: {kind}\ndata: {data}\n\n")
 }
 
-fn text_reply() -> Recorded {
+pub(crate) fn text_reply() -> Recorded {
     Recorded {
         status: 200,
         pieces: vec![
             event(
                 "message_start",
-                json!({ "type": "message_start", "message": { "id": "msg_1", "role": "assistant", "content": [] } }),
+                json!({ "type": "message_start", "message": { "id": "msg_1", "role": "assistant", "content": [], "usage": { "input_tokens": 472, "cache_read_input_tokens": 100, "output_tokens": 1 } } }),
             ),
             event(
                 "content_block_start",
@@ -55,9 +55,9 @@ fn text_reply() -> Recorded {
 
 /// A `tool_use` block after some text, its input JSON split mid-token, and
 /// the event boundaries themselves split across network reads.
-fn tool_use_reply() -> Recorded {
+pub(crate) fn tool_use_reply() -> Recorded {
     let whole = [
-        event("message_start", json!({ "type": "message_start", "message": { "id": "msg_2", "role": "assistant", "content": [] } })),
+        event("message_start", json!({ "type": "message_start", "message": { "id": "msg_2", "role": "assistant", "content": [], "usage": { "input_tokens": 410, "output_tokens": 2 } } })),
         event("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } })),
         event("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "Deleting it." } })),
         event("content_block_stop", json!({ "type": "content_block_stop", "index": 0 })),
@@ -65,7 +65,7 @@ fn tool_use_reply() -> Recorded {
         event("content_block_delta", json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": "{\"i" } })),
         event("content_block_delta", json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": "d\": 7}" } })),
         event("content_block_stop", json!({ "type": "content_block_stop", "index": 1 })),
-        event("message_delta", json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" } })),
+        event("message_delta", json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" }, "usage": { "output_tokens": 31 } })),
         event("message_stop", json!({ "type": "message_stop" })),
     ]
     .concat();
@@ -95,7 +95,7 @@ async fn collect(
     model.stream(request(messages)).collect().await
 }
 
-fn base(served: &str) -> String {
+pub(crate) fn base(served: &str) -> String {
     served.trim_end_matches("/v1").to_owned()
 }
 
@@ -108,14 +108,30 @@ async fn text_streams_and_the_request_is_messages_shaped() {
         vec![Message::system("Be brief."), Message::user("what's left?")],
     )
     .await;
-    let text: Vec<String> = chunks
-        .into_iter()
-        .map(|chunk| match chunk.unwrap() {
-            ModelChunk::Text(text) => text,
+    let (mut text, mut usage) = (Vec::new(), Vec::new());
+    for chunk in chunks {
+        match chunk.unwrap() {
+            ModelChunk::Text(delta) => text.push(delta),
+            ModelChunk::Usage(counts) => usage.push(counts),
             other => panic!("{other:?}"),
-        })
-        .collect();
+        }
+    }
     assert_eq!(text, ["You have ", "one task."]);
+    // message_start's input (cache reads included) and first output count,
+    // then message_delta's output so far.
+    assert_eq!(
+        usage,
+        [
+            Usage {
+                input_tokens: Some(572),
+                output_tokens: Some(1)
+            },
+            Usage {
+                input_tokens: Some(572),
+                output_tokens: Some(5)
+            },
+        ]
+    );
     let (head, body) = received.lock().unwrap()[0].clone();
     let head = head.to_lowercase();
     assert!(head.contains("x-api-key: sk-ant-test"), "{head}");
@@ -141,11 +157,19 @@ async fn a_tool_use_split_across_events_and_reads_is_one_call() {
     assert_eq!(
         chunks,
         [
+            ModelChunk::Usage(Usage {
+                input_tokens: Some(410),
+                output_tokens: Some(2)
+            }),
             ModelChunk::Text("Deleting it.".into()),
             ModelChunk::ToolCall(ModelToolCall {
                 id: "toolu_01".into(),
                 name: "delete_task".into(),
                 arguments: json!({ "id": 7 }),
+            }),
+            ModelChunk::Usage(Usage {
+                input_tokens: Some(410),
+                output_tokens: Some(31)
             }),
         ]
     );

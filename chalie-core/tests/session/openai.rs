@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chalie_core::session::{
-    Event, Message, Mode, Model, ModelChunk, ModelRequest, ModelToolCall, OpenAiModel,
+    Event, Message, Mode, Model, ModelChunk, ModelRequest, ModelToolCall, OpenAiModel, Usage,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -134,7 +134,7 @@ async fn read_request(socket: &mut (impl AsyncRead + Unpin)) -> (String, Vec<u8>
 }
 
 /// A recorded text answer, as a llama.cpp / vLLM server streams it.
-fn text_reply() -> Recorded {
+pub(crate) fn text_reply() -> Recorded {
     Recorded {
         status: 200,
         pieces: vec![
@@ -159,7 +159,7 @@ fn text_reply_chunks() -> Vec<Result<ModelChunk, chalie_core::session::ModelErro
 
 /// A recorded tool call whose arguments arrive in four deltas, split
 /// across chunks (one chunk ends inside an event).
-fn tool_call_reply() -> Recorded {
+pub(crate) fn tool_call_reply() -> Recorded {
     let event = |delta: Value| {
         format!(
             "data: {}\n\n",
@@ -188,6 +188,20 @@ fn tool_call_reply() -> Recorded {
             "data: [DONE]\n\n".into(),
         ],
     }
+}
+
+/// `reply` as a server asked for `stream_options.include_usage` streams
+/// it: a last chunk with no choices and the counts, before `[DONE]`.
+pub(crate) fn with_usage(mut reply: Recorded, prompt: u64, completion: u64) -> Recorded {
+    let usage = json!({
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
+    });
+    let last = reply.pieces.last_mut().unwrap();
+    *last = last.replace("data: [DONE]", &format!("data: {usage}\n\ndata: [DONE]"));
+    reply
 }
 
 fn request(messages: Vec<Message>) -> ModelRequest {
@@ -224,6 +238,7 @@ async fn text_deltas_stream_in_order_and_the_request_is_openai_shaped() {
         json!({
             "model": "local-model",
             "stream": true,
+            "stream_options": { "include_usage": true },
             "messages": [
                 { "role": "system", "content": "Be brief." },
                 { "role": "user", "content": "tasks?" },
@@ -247,6 +262,36 @@ async fn tool_call_deltas_split_across_chunks_make_one_call() {
             name: "delete_task".into(),
             arguments: json!({ "id": 7 }),
         }))]
+    );
+}
+
+#[tokio::test]
+async fn the_usage_chunk_is_read_and_can_be_turned_off() {
+    let (base, received) = serve(vec![with_usage(text_reply(), 57, 9), text_reply()]).await;
+    let model = OpenAiModel::new(&base, "m");
+    let chunks: Vec<_> = model
+        .stream(request(vec![Message::user("tasks?")]))
+        .collect()
+        .await;
+    let mut expected = text_reply_chunks();
+    expected.push(Ok(ModelChunk::Usage(Usage {
+        input_tokens: Some(57),
+        output_tokens: Some(9),
+    })));
+    assert_eq!(chunks, expected);
+    // A server that refuses `stream_options` is not sent it.
+    let quiet = OpenAiModel::new(&base, "m").without_usage();
+    let chunks: Vec<_> = quiet
+        .stream(request(vec![Message::user("tasks?")]))
+        .collect()
+        .await;
+    assert_eq!(chunks, text_reply_chunks());
+    let bodies = received.lock().unwrap().clone();
+    assert_eq!(bodies[0].1["stream_options"]["include_usage"], true);
+    assert!(
+        bodies[1].1.get("stream_options").is_none(),
+        "{}",
+        bodies[1].1
     );
 }
 

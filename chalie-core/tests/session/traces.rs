@@ -1,12 +1,13 @@
 //! What a `tracing` subscriber sees of a run composed as a user composes
 //! it: one `invoke_agent` span per run, a `chat` span per model request and
 //! an `execute_tool` span per call beneath it, with the OpenTelemetry GenAI
-//! attribute names; arguments and results only when the host opts in.
+//! attribute names; arguments and results only when the host opts in; the
+//! tokens each request used when the model's API reports them.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use chalie_core::session::{Mode, Reply, ScriptedModel, Sessions};
+use chalie_core::session::{Mode, Model, Reply, ScriptedModel, Sessions};
 use chalie_core::{Channel, Dispatcher, dispatch::Setting};
 use serde_json::json;
 use tracing::field::{Field, Visit};
@@ -15,7 +16,7 @@ use tracing_subscriber::Registry;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::{allow_all, registry};
+use crate::{allow_all, registry, sessions_with};
 
 #[derive(Debug, Clone)]
 struct Captured {
@@ -160,4 +161,91 @@ async fn a_refusal_is_an_error_span_with_its_code() {
     assert_eq!(refused.fields["error.type"], "tool-not-available");
     assert_eq!(refused.fields["otel.status_code"], "ERROR");
     assert_eq!(refused.fields["chalie.gate.decision"], "not_reached");
+}
+
+/// The `chat` spans of one run of `model` in `auto` mode, composed as the
+/// README composes sessions.
+async fn chat_spans(model: Arc<dyn Model>, session: &str) -> Vec<Captured> {
+    let capture = Capture::default();
+    let _default = tracing::subscriber::set_default(Registry::default().with(capture.clone()));
+    let sessions = sessions_with(allow_all(), model, None);
+    sessions.set_mode(session, Mode::Auto).unwrap();
+    let events = sessions
+        .send(session, "delete task 7")
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(
+        events.last().map(|event| event.name()),
+        Some("run.settlement.completed")
+    );
+    let spans = capture.0.lock().unwrap().clone();
+    spans
+        .into_iter()
+        .filter(|span| span.name == "chat")
+        .collect()
+}
+
+fn tokens(span: &Captured) -> (Option<&str>, Option<&str>) {
+    (
+        span.fields
+            .get("gen_ai.usage.input_tokens")
+            .map(String::as_str),
+        span.fields
+            .get("gen_ai.usage.output_tokens")
+            .map(String::as_str),
+    )
+}
+
+#[cfg(feature = "openai")]
+#[tokio::test(flavor = "current_thread")]
+async fn each_openai_request_span_has_the_tokens_the_stream_reported() {
+    use crate::openai::{serve, text_reply, tool_call_reply, with_usage};
+    use chalie_core::session::OpenAiModel;
+
+    let (base, _) = serve(vec![
+        with_usage(tool_call_reply(), 310, 18),
+        with_usage(text_reply(), 352, 6),
+    ])
+    .await;
+    let chats = chat_spans(
+        Arc::new(OpenAiModel::new(&base, "gpt-test")),
+        "trace-openai-usage",
+    )
+    .await;
+    assert_eq!(chats.len(), 2, "{chats:#?}");
+    assert_eq!(chats[0].fields["gen_ai.request.model"], "gpt-test");
+    assert_eq!(tokens(&chats[0]), (Some("310"), Some("18")));
+    assert_eq!(tokens(&chats[1]), (Some("352"), Some("6")));
+
+    // A server that reports nothing: no counts, rather than made-up zeros.
+    let (base, _) = serve(vec![tool_call_reply(), text_reply()]).await;
+    let chats = chat_spans(
+        Arc::new(OpenAiModel::new(&base, "gpt-test")),
+        "trace-openai-no-usage",
+    )
+    .await;
+    assert_eq!(chats.len(), 2);
+    assert!(chats.iter().all(|chat| tokens(chat) == (None, None)));
+}
+
+#[cfg(feature = "anthropic")]
+#[tokio::test(flavor = "current_thread")]
+async fn each_anthropic_request_span_has_message_start_and_delta_usage() {
+    use crate::anthropic::{base, text_reply, tool_use_reply};
+    use crate::openai::serve;
+    use chalie_core::session::AnthropicModel;
+
+    let (served, _) = serve(vec![tool_use_reply(), text_reply()]).await;
+    let chats = chat_spans(
+        Arc::new(AnthropicModel::new(&base(&served), "claude-test")),
+        "trace-anthropic-usage",
+    )
+    .await;
+    assert_eq!(chats.len(), 2, "{chats:#?}");
+    assert_eq!(chats[0].fields["gen_ai.request.model"], "claude-test");
+    // message_start's input tokens, message_delta's final output count.
+    assert_eq!(tokens(&chats[0]), (Some("410"), Some("31")));
+    // The input counts the prompt cache's reads too.
+    assert_eq!(tokens(&chats[1]), (Some("572"), Some("5")));
 }

@@ -42,6 +42,7 @@ pub struct OpenAiModel {
     api_key: Option<String>,
     temperature: Option<f64>,
     tools: bool,
+    usage: bool,
 }
 
 impl OpenAiModel {
@@ -55,6 +56,7 @@ impl OpenAiModel {
             api_key: None,
             temperature: None,
             tools: true,
+            usage: true,
         }
     }
 
@@ -94,15 +96,28 @@ impl OpenAiModel {
         self
     }
 
+    /// Stops asking for token counts (`stream_options.include_usage`), for
+    /// a server that refuses the option; the requests' spans then carry no
+    /// `gen_ai.usage.*` counts.
+    pub fn without_usage(mut self) -> Self {
+        self.usage = false;
+        self
+    }
+
     /// The URL requests go to.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
-    /// The JSON body of a request.
+    /// The JSON body of a request: with `stream_options.include_usage`
+    /// (unless [`without_usage`](Self::without_usage)), so the stream ends
+    /// with the tokens used.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
         let mut body = json!({ "model": self.model, "stream": true, "messages": messages });
+        if self.usage {
+            body["stream_options"] = json!({ "include_usage": true });
+        }
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::session::model::{ModelChunk, ModelError, ModelToolCall};
+use crate::session::model::{ModelChunk, ModelError, ModelToolCall, Usage};
 
 /// Splits a byte stream into SSE `data` payloads, whatever the chunking.
 #[derive(Debug, Default)]
@@ -95,6 +95,21 @@ impl Assembler {
                 .map_or_else(|| error.to_string(), str::to_owned);
             return vec![Err(ModelError(format!("the server failed: {message}")))];
         }
+        let mut out = self.choice(&chunk);
+        // With `stream_options.include_usage` the counts come in a last
+        // chunk of their own (`choices` empty); other chunks carry
+        // `"usage": null`, and some servers send running counts on each.
+        if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
+            out.push(Ok(ModelChunk::Usage(Usage {
+                input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
+                output_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
+            })));
+        }
+        out
+    }
+
+    /// The text and the tool calls the chunk's first choice completes.
+    fn choice(&mut self, chunk: &Value) -> Vec<Result<ModelChunk, ModelError>> {
         let mut out = Vec::new();
         let Some(choice) = chunk.pointer("/choices/0") else {
             return out;
