@@ -16,6 +16,11 @@
 //! the call's own record on its trail is timed. rmcp's per-request context
 //! is part of its call and timed.
 //!
+//! The `chalie_traced` row is the chalie row with a `tracing` subscriber
+//! installed (the registry, no layer), so each call's `execute_tool` span
+//! is built and its attributes recorded; beside the `chalie` row, with no
+//! subscriber, it gives the span's cost per call.
+//!
 //! Run it with `cargo bench -p chalie-core --bench dispatch`.
 
 use std::time::Duration;
@@ -213,6 +218,17 @@ fn counted_chalie(setup: &Setup, inputs: Vec<(Turn, Value)>) -> (Vec<Turn>, Vec<
     })
 }
 
+#[inline(never)]
+fn counted_chalie_traced(setup: &Setup, inputs: Vec<(Turn, Value)>) -> (Vec<Turn>, Vec<String>) {
+    counted_chalie(setup, inputs)
+}
+
+/// A subscriber that enables every span and keeps its data, and nothing
+/// more: what any subscriber pays at least.
+fn subscriber() -> impl tracing::Subscriber + Send + Sync {
+    tracing_subscriber::registry()
+}
+
 /// Runs `calls` calls of `row` inside its counted function, for callgrind.
 fn count(row: &str, calls: usize) {
     let setup = setup();
@@ -225,7 +241,17 @@ fn count(row: &str, calls: usize) {
                 .collect();
             counted_chalie(&setup, inputs).1.len()
         }
-        other => panic!("unknown row `{other}`; expected floor, rmcp or chalie"),
+        "chalie_traced" => {
+            let inputs = (0..calls)
+                .map(|_| (Turn::builder(Channel::Chat).build(), arguments()))
+                .collect();
+            // Installed before the count, so only the spans are counted.
+            let _subscriber = tracing::subscriber::set_default(subscriber());
+            counted_chalie_traced(&setup, inputs).1.len()
+        }
+        other => {
+            panic!("unknown row `{other}`; expected floor, rmcp, chalie or chalie_traced")
+        }
     };
     assert_eq!(outputs, calls);
 }
@@ -259,6 +285,21 @@ fn bench(c: &mut Criterion) {
             },
             BatchSize::SmallInput,
         );
+    });
+    tracing::subscriber::with_default(subscriber(), || {
+        group.bench_function("chalie_traced", |b| {
+            b.to_async(&runtime).iter_batched(
+                || (Turn::builder(Channel::Chat).build(), arguments()),
+                |(turn, arguments)| {
+                    let dispatcher = &dispatcher;
+                    async move {
+                        let envelope = chalie_call(dispatcher, &turn, arguments).await;
+                        (turn, envelope)
+                    }
+                },
+                BatchSize::SmallInput,
+            );
+        });
     });
     group.bench_function("rmcp", |b| {
         b.to_async(&runtime).iter_batched(

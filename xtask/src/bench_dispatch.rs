@@ -8,6 +8,9 @@
 //! it and the outputs dropped after it, as criterion's `iter_batched`
 //! does), and then under criterion for the medians. Instruction counts do
 //! not depend on what else the machine runs; the medians do.
+//! The `chalie_traced` row is chalie's with a `tracing` subscriber
+//! installed, so the difference is what the `execute_tool` span costs a
+//! call once anyone listens.
 //! `--annotate` prints where chalie's instructions go (callgrind_annotate,
 //! inclusive, the top functions).
 
@@ -16,7 +19,7 @@ use std::process::Command;
 
 use crate::{Outcome, project_root};
 
-const ROWS: [&str; 3] = ["floor", "rmcp", "chalie"];
+const ROWS: [&str; 4] = ["floor", "rmcp", "chalie", "chalie_traced"];
 
 pub(crate) fn run(args: &[String]) -> Outcome {
     let mut calls = 20_000usize;
@@ -87,7 +90,7 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         }
         ROWS.map(|row| median(&criterion_home, row))
     } else {
-        [None; 3]
+        [None; 4]
     };
 
     let rmcp = instructions[1];
@@ -96,12 +99,15 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         "one tool call (chalie-core/benches/dispatch.rs), one release build; instructions under callgrind, mean of {calls} calls"
     );
     println!(
-        "{:<8} {:>14} {:>9} {:>16}",
+        "{:<14} {:>14} {:>9} {:>16}",
         "row", "instructions", "vs rmcp", "criterion median"
     );
     for ((row, count), median) in ROWS.iter().zip(&instructions).zip(medians) {
         let median = median.map_or("-".to_owned(), |ns| format!("{ns:.0} ns"));
-        println!("{row:<8} {count:>14.0} {:>8.2}x {median:>16}", count / rmcp);
+        println!(
+            "{row:<14} {count:>14.0} {:>8.2}x {median:>16}",
+            count / rmcp
+        );
     }
     let floor = instructions[0];
     println!(
@@ -109,6 +115,10 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         instructions[2] - floor,
         rmcp - floor,
         (instructions[2] - floor) / (rmcp - floor)
+    );
+    println!(
+        "the execute_tool span with a subscriber installed: {:.0} instructions per call",
+        instructions[3] - instructions[2]
     );
     println!("callgrind files: {}", out_dir.display());
 

@@ -120,7 +120,8 @@ impl ChannelTools {
 /// The channels' tools, and the one rule of what a turn may reach.
 #[derive(Debug, Default)]
 pub(crate) struct Channels {
-    configured: HashMap<Channel, ChannelTools>,
+    // Looked up on every call: a fast hasher, the keys are our own.
+    configured: HashMap<Channel, ChannelTools, foldhash::fast::RandomState>,
     unconfigured: ChannelTools,
 }
 
