@@ -1,194 +1,184 @@
-//! `cargo xtask build-time`: what `#[ability]` costs at compile time.
+//! `cargo xtask build-time`: what chalie's macros cost at compile time,
+//! beside rmcp's and rig's for the same tools.
 //!
-//! Generates two crates with the same N functions: one where each is an
-//! `#[ability]` with a `#[derive(Params)]` struct, one of plain functions
-//! and plain structs. Dependencies are built first; then each crate alone
-//! is rebuilt several times (after touching its source) and the median
-//! wall time is reported, with the ratio. `--workspace` also times a cold
-//! build of the whole workspace into a fresh target directory.
+//! Generates a workspace (under `target/build-time/`, not in git) of one
+//! crate per framework with the same N three-field tools, and one crate of
+//! the same N plain functions. Dependencies are fetched once and built
+//! first; then, in one run and interleaved so the machine's load falls on
+//! every crate alike, each crate alone is built cold (`cargo clean -p`,
+//! then `cargo build`) and checked cold (`cargo clean -p`, then `cargo
+//! check`). The table gives the median of each, its cost above the plain
+//! crate, and chalie's cost above plain as a share of rmcp's and rig's: on
+//! a noisy machine the ratios within one run are what compare.
+//! `--workspace` also times a cold build of chalie's whole workspace into
+//! a fresh target directory.
 
-use std::fmt::Write as _;
+mod sources;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::{Outcome, project_root};
+use sources::CRATES;
 
-const REPEATS: usize = 3;
+/// What is timed: a cold build, and a cold check.
+const MODES: [&str; 2] = ["build", "check"];
 
 pub(crate) fn run(args: &[String]) -> Outcome {
-    let mut abilities = 200usize;
+    let mut tools = 200usize;
+    let mut repeats = 3usize;
     let mut workspace = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--abilities" => {
-                abilities = args
-                    .next()
-                    .ok_or("--abilities takes a number")?
-                    .parse()
-                    .map_err(|_| "--abilities takes a number")?;
-            }
+            "--tools" => tools = number(args.next(), "--tools")?,
+            "--repeats" => repeats = number(args.next(), "--repeats")?,
             "--workspace" => workspace = true,
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --abilities N or --workspace"
+                    "unknown option `{other}`; expected --tools N, --repeats N or --workspace"
                 )
                 .into());
             }
         }
     }
+    if repeats == 0 || tools == 0 {
+        return Err("--tools and --repeats take a number above 0".into());
+    }
     let root = project_root();
-    let scratch = root.join("target").join("xtask-build-time");
-    std::fs::create_dir_all(&scratch)?;
-
     if workspace {
-        let target = scratch.join("workspace-target");
-        let _ = std::fs::remove_dir_all(&target);
-        let mut command = Command::new("cargo");
-        command
-            .args(["build", "--workspace", "--quiet"])
-            .current_dir(&root)
-            .env("CARGO_TARGET_DIR", &target);
-        let elapsed = timed(command)?;
-        println!(
-            "cold workspace build (cargo build --workspace, debug): {:.1} s",
-            elapsed.as_secs_f64()
-        );
-        let _ = std::fs::remove_dir_all(&target);
+        time_workspace(&root)?;
     }
 
-    let crates = scratch.join("crates");
-    write_crate(
-        &crates.join("with_abilities"),
-        "with_abilities",
-        &root,
-        &ability_source(abilities),
-    )?;
-    write_crate(
-        &crates.join("plain_functions"),
-        "plain_functions",
-        &root,
-        &plain_source(abilities),
-    )?;
-    let target = scratch.join("target");
-    for name in ["with_abilities", "plain_functions"] {
-        // Warm-up: builds chalie-core and every dependency once.
-        timed(cargo_build(&crates.join(name), &target))?;
+    let dir = root.join("target").join("build-time");
+    std::fs::create_dir_all(&dir)?;
+    sources::write_workspace(&dir, &root, tools)?;
+    // The one step that may use the network: afterwards every command is
+    // `--frozen` (offline, on the lock as it is).
+    eprintln!("fetching the dependencies of {}", dir.display());
+    run_cargo(&dir, &["fetch", "--quiet"])?;
+    for mode in MODES {
+        eprintln!("building the dependencies ({mode})");
+        run_cargo(&dir, &[mode, "--workspace", "--frozen", "--quiet"])?;
     }
-    let mut medians = Vec::new();
-    for name in ["with_abilities", "plain_functions"] {
-        let dir = crates.join(name);
-        let mut samples = Vec::new();
-        for _ in 0..REPEATS {
-            touch(&dir.join("src/lib.rs"))?;
-            samples.push(timed(cargo_build(&dir, &target))?);
+
+    // samples[crate][mode]
+    let mut samples = vec![[Vec::new(), Vec::new()]; CRATES.len()];
+    for round in 1..=repeats {
+        eprintln!("round {round} of {repeats}");
+        for (krate, row) in CRATES.iter().zip(&mut samples) {
+            for (mode, cell) in MODES.iter().zip(row.iter_mut()) {
+                run_cargo(&dir, &["clean", "--frozen", "--quiet", "-p", krate.package])?;
+                cell.push(timed(
+                    &dir,
+                    &[mode, "--frozen", "--quiet", "-p", krate.package],
+                )?);
+            }
         }
-        samples.sort();
-        let median = samples[samples.len() / 2];
-        println!(
-            "{name}: {abilities} functions, median of {REPEATS} rebuilds: {:.2} s",
-            median.as_secs_f64()
-        );
-        medians.push(median);
     }
-    println!(
-        "ratio (abilities / plain): {:.2}x",
-        medians[0].as_secs_f64() / medians[1].as_secs_f64().max(f64::EPSILON)
-    );
+    let medians: Vec<[f64; 2]> = samples
+        .iter_mut()
+        .map(|row| [median(&mut row[0]), median(&mut row[1])])
+        .collect();
+    print!("{}", table(tools, repeats, &medians));
     Ok(())
 }
 
-fn cargo_build(dir: &Path, target: &Path) -> Command {
+fn number(value: Option<&String>, option: &str) -> Result<usize, String> {
+    value
+        .and_then(|value| value.parse().ok())
+        .ok_or_else(|| format!("{option} takes a number"))
+}
+
+/// The table, in Markdown so it can be pasted where the figures are kept.
+fn table(tools: usize, repeats: usize, medians: &[[f64; 2]]) -> String {
+    let plain = medians[0];
+    let above = |row: [f64; 2], mode: usize| row[mode] - plain[mode];
+    let mut out = format!(
+        "{tools} tools per crate; median of {repeats} cold builds and checks of each crate alone (dev profile, dependencies prebuilt)\n\n\
+         | crate | build | above plain | check | above plain |\n|---|---:|---:|---:|---:|\n"
+    );
+    for (krate, &row) in CRATES.iter().zip(medians) {
+        let cell = |mode: usize| {
+            if krate.label == CRATES[0].label {
+                "".to_string()
+            } else {
+                format!("{:.2} s", above(row, mode))
+            }
+        };
+        out.push_str(&format!(
+            "| {} | {:.2} s | {} | {:.2} s | {} |\n",
+            krate.label,
+            row[0],
+            cell(0),
+            row[1],
+            cell(1)
+        ));
+    }
+    let chalie = medians[1];
+    for (index, peer) in [(2, "rmcp"), (3, "rig")] {
+        let ratio = |mode: usize| above(chalie, mode) / above(medians[index], mode);
+        out.push_str(&format!(
+            "\nchalie's cost above plain / {peer}'s: {:.2}x build, {:.2}x check",
+            ratio(0),
+            ratio(1)
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+fn median(samples: &mut [Duration]) -> f64 {
+    samples.sort();
+    samples[samples.len() / 2].as_secs_f64()
+}
+
+fn cargo(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new("cargo");
     command
-        .args(["build", "--quiet"])
+        .args(args)
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target);
+        .env("CARGO_TARGET_DIR", dir.join("target"));
     command
 }
 
-fn timed(mut command: Command) -> Result<Duration, Box<dyn std::error::Error>> {
+fn run_cargo(dir: &Path, args: &[&str]) -> Outcome {
+    timed(dir, args).map(|_| ())
+}
+
+fn timed(dir: &Path, args: &[&str]) -> Result<Duration, Box<dyn std::error::Error>> {
     let start = Instant::now();
-    let status = command.status()?;
+    let status = cargo(dir, args).status()?;
     if !status.success() {
-        return Err(format!("`{command:?}` failed with {status}").into());
+        return Err(format!(
+            "`cargo {}` in {} failed with {status}",
+            args.join(" "),
+            dir.display()
+        )
+        .into());
     }
     Ok(start.elapsed())
 }
 
-fn touch(path: &Path) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(path)?;
-    std::fs::write(path, text)
-}
-
-fn write_crate(dir: &Path, name: &str, root: &Path, source: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir.join("src"))?;
-    let core = root.join("chalie-core");
-    let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\nchalie-core = {{ path = {core:?} }}\nserde_json = \"1\"\n"
+/// A cold build of chalie's whole workspace, into a fresh target directory.
+fn time_workspace(root: &Path) -> Outcome {
+    let target = root.join("target").join("build-time-workspace");
+    let _ = std::fs::remove_dir_all(&target);
+    let start = Instant::now();
+    let status = Command::new("cargo")
+        .args(["build", "--workspace", "--quiet"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", &target)
+        .status()?;
+    let elapsed = start.elapsed();
+    let _ = std::fs::remove_dir_all(&target);
+    if !status.success() {
+        return Err(format!("`cargo build --workspace` failed with {status}").into());
+    }
+    println!(
+        "cold workspace build (cargo build --workspace, dev profile): {:.1} s",
+        elapsed.as_secs_f64()
     );
-    std::fs::write(dir.join("Cargo.toml"), manifest)?;
-    let lock = root.join("Cargo.lock");
-    if lock.exists() {
-        // The same dependency versions as the workspace, without a resolve.
-        std::fs::copy(lock, dir.join("Cargo.lock"))?;
-    }
-    std::fs::write(dir.join("src/lib.rs"), source)
-}
-
-fn ability_source(count: usize) -> String {
-    let mut source = String::from(
-        "//! Generated by `cargo xtask build-time`.\n#![allow(missing_docs)]\nuse chalie_core::{Params, ToolResult, ability};\n",
-    );
-    for index in 0..count {
-        let _ = write!(
-            source,
-            r#"
-#[derive(Params)]
-pub struct Params{index} {{
-    /// The city to look up.
-    pub city: String,
-    /// How many days ahead.
-    #[param(default = 1, min = 1, max = 7)]
-    pub days: u8,
-    /// Whether to include hourly detail.
-    pub hourly: Option<bool>,
-}}
-
-/// Looks up record {index} for a city and a number of days ahead.
-#[ability(effect = read, examples = ["look up {index} in Rome", "record {index} for Paris", "find {index} for Oslo tomorrow", "get {index} in Lima", "what is {index} in Bern", "check {index} for Cairo"])]
-pub async fn tool_{index}(params: Params{index}) -> ToolResult {{
-    ToolResult::success(serde_json::json!({{ "city": params.city, "days": params.days, "hourly": params.hourly }}))
-}}
-"#
-        );
-    }
-    source
-}
-
-fn plain_source(count: usize) -> String {
-    let mut source =
-        String::from("//! Generated by `cargo xtask build-time`.\n#![allow(missing_docs)]\n");
-    for index in 0..count {
-        let _ = write!(
-            source,
-            r#"
-pub struct Params{index} {{
-    /// The city to look up.
-    pub city: String,
-    /// How many days ahead.
-    pub days: u8,
-    /// Whether to include hourly detail.
-    pub hourly: Option<bool>,
-}}
-
-/// Looks up record {index} for a city and a number of days ahead.
-pub async fn tool_{index}(params: Params{index}) -> String {{
-    serde_json::json!({{ "city": params.city, "days": params.days, "hourly": params.hourly }}).to_string()
-}}
-"#
-        );
-    }
-    source
+    Ok(())
 }

@@ -40,7 +40,8 @@ commands:
   demo                         the example, after preparing what it needs
   bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
                                callgrind for chalie, rmcp and the no-framework floor
-  build-time [--abilities N]   cold build time of N generated abilities vs N plain functions
+  build-time [--tools N] [--repeats N] [--workspace]   cold build and check time of N
+                               generated tools for chalie, rmcp and rig beside N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
   manifest --check             fail when a contract changed without its version bump (CI)
   manifest --update            rewrite contracts.lock.json, refused while a bump is missing
