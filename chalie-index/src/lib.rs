@@ -124,7 +124,7 @@ pub use discovery::{Discovery, SkillRules};
 pub use embed::{DEFAULT_BATCH_SIZE, OpenAiEmbedder, OpenAiEmbedderBuilder};
 pub use embed::{Embedder, HashingEmbedder};
 #[cfg(feature = "engine")]
-pub use embed::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
+pub use embed::{EncoderWork, MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 pub use error::{EmbedError, EndpointFailure, IndexError};
 #[cfg(feature = "engine")]
 pub use find::{

@@ -10,7 +10,7 @@ use candle_core::Result;
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{Config, HiddenAct};
 
-use super::ops::{AttentionShape, Dense, Norm, gelu_erf, gelu_tanh};
+use super::ops::{AttentionShape, Dense, Norm, activate, gelu_erf, gelu_tanh};
 
 fn vector(vb: &VarBuilder<'_>, size: usize, name: &str) -> Result<Vec<f32>> {
     vb.get(size, name)?.to_vec1()
@@ -132,6 +132,50 @@ impl Bert {
         })
     }
 
+    /// Hidden size, feed-forward size and number of layers.
+    pub(super) fn sizes(&self) -> (usize, usize, usize) {
+        let inner = self
+            .layers
+            .first()
+            .map_or(0, |layer| layer.intermediate.outputs());
+        (self.heads * self.head_size, inner, self.layers.len())
+    }
+
+    /// FLOP/s of every layer's projections on `rows` rows of made-up activations, the
+    /// way [`Bert::forward`] calls them, repeated for at least `at_least`.
+    pub(super) fn matmul_throughput(
+        &self,
+        rows: usize,
+        at_least: std::time::Duration,
+    ) -> Result<f64> {
+        let (hidden, inner, _) = self.sizes();
+        let input: Vec<f32> = (0..rows * inner)
+            .map(|i| ((i % 17) as f32 - 8.0) / 64.0)
+            .collect();
+        let mut qkv = vec![0.0; rows * 3 * hidden];
+        let mut out = vec![0.0; rows * hidden];
+        let mut wide = vec![0.0; rows * inner];
+        let per_layer = 2.0 * (rows * hidden) as f64 * (4.0 * hidden as f64 + 2.0 * inner as f64);
+        let started = std::time::Instant::now();
+        let mut flops = 0.0;
+        while flops == 0.0 || started.elapsed() < at_least {
+            for layer in &self.layers {
+                layer
+                    .qkv
+                    .accumulate(&input[..rows * hidden], rows, &mut qkv)?;
+                layer
+                    .attention_out
+                    .accumulate(&input[..rows * hidden], rows, &mut out)?;
+                layer
+                    .intermediate
+                    .accumulate(&input[..rows * hidden], rows, &mut wide)?;
+                layer.output.accumulate(&input, rows, &mut out)?;
+                flops += per_layer;
+            }
+        }
+        Ok(flops / started.elapsed().as_secs_f64())
+    }
+
     /// Hidden states, `(rows, width, hidden)` row-major, for `ids`: `rows * width` token
     /// ids laid out row by row; `mask` holds 1 for a real token and 0 for padding, in the
     /// same layout.
@@ -199,9 +243,9 @@ impl Bert {
                 .intermediate
                 .accumulate(&attended, tokens, &mut inner)?;
             match self.activation {
-                HiddenAct::Gelu => inner.iter_mut().for_each(|v| *v = gelu_erf(*v)),
-                HiddenAct::GeluApproximate => inner.iter_mut().for_each(|v| *v = gelu_tanh(*v)),
-                HiddenAct::Relu => inner.iter_mut().for_each(|v| *v = v.max(0.0)),
+                HiddenAct::Gelu => activate(&mut inner, gelu_erf),
+                HiddenAct::GeluApproximate => activate(&mut inner, gelu_tanh),
+                HiddenAct::Relu => activate(&mut inner, |v| v.max(0.0)),
             }
             x = attended;
             layer.output.accumulate(&inner, tokens, &mut x)?;

@@ -143,6 +143,97 @@ impl MiniLm {
 /// the longest text in a chunk stays cheap.
 const CHUNK: usize = 32;
 
+/// The order in which [`MiniLm::embed_batch`] runs `texts` through the encoder, `CHUNK` at
+/// a time: sorting by length keeps similar lengths together, so little compute goes to
+/// padding; the original order is restored afterwards.
+fn forward_order(texts: &[&str]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].len());
+    order
+}
+
+/// The arithmetic [`MiniLm::embed_batch`] spends on some texts, counted from their real
+/// token counts: what a floor for an index build is computed from.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EncoderWork {
+    /// Texts counted.
+    pub texts: usize,
+    /// Forward passes (chunks of texts padded to their longest).
+    pub passes: usize,
+    /// Real tokens, special tokens included.
+    pub tokens: usize,
+    /// Token rows the encoder computes, padding included.
+    pub padded_tokens: usize,
+    /// Floating-point operations (a multiply-add is two) of the matrix products on real
+    /// tokens only: the work no batching can avoid.
+    pub useful_flops: f64,
+    /// The same, over every row the encoder computes as it batches (padding included).
+    pub padded_flops: f64,
+}
+
+impl MiniLm {
+    /// Counts the encoder's arithmetic for embedding `texts` exactly as
+    /// [`embed_batch`](Embedder::embed_batch) batches them: per layer the query, key and
+    /// value projection, the attention scores and their product with the values, the
+    /// output projection and the two feed-forward products. Layer norms, GELU and the
+    /// softmax are not counted (they are a few operations per value, not per product).
+    pub fn encoder_work(&self, texts: &[&str]) -> Result<EncoderWork, EmbedError> {
+        let (hidden, inner, layers) = self.model.sizes();
+        let (hidden, inner, layers) = (hidden as f64, inner as f64, layers as f64);
+        // Per token: 2 * hidden * (3 hidden + hidden + 2 inner); per pair of tokens of
+        // one text: 2 * hidden for the score and 2 * hidden for the value product.
+        let flops = |tokens: f64, attended: f64| {
+            layers
+                * (2.0 * tokens * hidden * (4.0 * hidden + 2.0 * inner) + 4.0 * attended * hidden)
+        };
+        let mut work = EncoderWork {
+            texts: texts.len(),
+            ..EncoderWork::default()
+        };
+        for chunk in forward_order(texts).chunks(CHUNK) {
+            let chunk_texts: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            let encodings = self
+                .tokenizer
+                .encode_batch(chunk_texts, true)
+                .map_err(inference_error)?;
+            let width = encodings
+                .iter()
+                .map(|e| e.get_ids().len())
+                .max()
+                .unwrap_or(0);
+            work.passes += 1;
+            work.padded_tokens += encodings.len() * width;
+            work.padded_flops += flops(
+                (encodings.len() * width) as f64,
+                (encodings.len() * width * width) as f64,
+            );
+            for encoding in &encodings {
+                let real = encoding
+                    .get_attention_mask()
+                    .iter()
+                    .filter(|&&m| m != 0)
+                    .count();
+                work.tokens += real;
+                work.useful_flops += flops(real as f64, (real * real) as f64);
+            }
+        }
+        Ok(work)
+    }
+
+    /// Measures the f32 matrix-multiply throughput, in FLOP/s, of the encoder's own
+    /// projections (the same `gemm` call, weights and threads as a forward pass) on
+    /// `rows` token rows, running every layer's products for at least `at_least`.
+    pub fn matmul_throughput(
+        &self,
+        rows: usize,
+        at_least: std::time::Duration,
+    ) -> Result<f64, EmbedError> {
+        self.model
+            .matmul_throughput(rows, at_least)
+            .map_err(inference_error)
+    }
+}
+
 impl Embedder for MiniLm {
     fn model_id(&self) -> &str {
         "sentence-transformers/all-MiniLM-L6-v2"
@@ -157,12 +248,8 @@ impl Embedder for MiniLm {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        // Sorting by length before chunking keeps similar lengths together, so little
-        // compute goes to padding; the original order is restored at the end.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(CHUNK) {
+        for chunk in forward_order(texts).chunks(CHUNK) {
             let chunk_texts: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
             let vectors = self.embed_chunk(&chunk_texts)?;
             for (&i, vector) in chunk.iter().zip(vectors) {
@@ -254,6 +341,39 @@ mod tests {
             &model().embed_batch(&TEXTS).expect("embed"),
             &reference(&TEXTS),
         );
+    }
+
+    #[test]
+    fn the_encoder_work_is_counted_from_real_tokens_and_padding() {
+        let model = model();
+        let (h, inner, layers) = (384.0, 1536.0, 6.0);
+        let flops = |n: f64, attended: f64| {
+            layers * (2.0 * n * h * (4.0 * h + 2.0 * inner) + 4.0 * attended * h)
+        };
+        // "ok" is [CLS] ok [SEP]: three tokens, alone in its pass.
+        let alone = model.encoder_work(&["ok"]).expect("count");
+        assert_eq!(
+            (alone.texts, alone.passes, alone.tokens, alone.padded_tokens),
+            (1, 1, 3, 3)
+        );
+        assert_eq!(alone.useful_flops, flops(3.0, 9.0));
+        assert_eq!(alone.padded_flops, alone.useful_flops);
+
+        let batch = model.encoder_work(&TEXTS).expect("count");
+        assert_eq!(batch.passes, 1);
+        let longest = TEXTS
+            .iter()
+            .map(|t| model.encoder_work(&[t]).expect("count").tokens)
+            .max()
+            .expect("texts");
+        assert_eq!(batch.padded_tokens, TEXTS.len() * longest);
+        assert!(batch.tokens < batch.padded_tokens);
+        assert!(batch.useful_flops < batch.padded_flops);
+        let each: f64 = TEXTS
+            .iter()
+            .map(|t| model.encoder_work(&[t]).expect("count").useful_flops)
+            .sum();
+        assert!((batch.useful_flops - each).abs() < 1.0);
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod ops;
 
 pub use hashing::HashingEmbedder;
 #[cfg(feature = "engine")]
-pub use minilm::{MINILM_DIR_NAME, MINILM_FILES, MiniLm};
+pub use minilm::{EncoderWork, MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 #[cfg(feature = "openai")]
 pub use openai::{DEFAULT_BATCH_SIZE, OpenAiEmbedder, OpenAiEmbedderBuilder};
 
