@@ -77,6 +77,9 @@ pub enum Refusal {
     PlanBlocked,
     /// A write in `plan_collect` that could not be added to the plan.
     PlanUnavailable,
+    /// A write in a session whose start could not be recorded, so a resumed
+    /// run could not tell whether it ran (`write-not-recorded`).
+    NotRecorded,
 }
 
 impl Dispatched {

@@ -47,6 +47,15 @@ pub(crate) fn plan_unavailable(detail: &str) -> ToolResult {
     )
 }
 
+/// A session's write whose start could not be recorded: it did not run.
+pub(crate) fn not_recorded(tool: &str, why: &str) -> ToolResult {
+    ToolResult::error(
+        "write-not-recorded",
+        format!("`{tool}` did not run: the session could not record that it starts ({why})"),
+        "nothing changed; call it again in a moment, or tell the user the session's storage is failing",
+    )
+}
+
 /// The ability derived a permission no policy could name: its bug, so
 /// the call does not run.
 pub(crate) fn bad_permission(tool: &str, derived: &str) -> ToolResult {

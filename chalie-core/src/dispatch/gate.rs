@@ -126,7 +126,7 @@ impl Dispatcher {
             _ => Need::Nothing(GateDecision::Allowed),
         };
         if let Need::Nothing(decision) = need {
-            return Gate::Pass(decision);
+            return executing(&hook, effect, state, decision);
         }
         let permission = state.permission();
         if !turn.channel().has_human() {
@@ -148,7 +148,7 @@ impl Dispatcher {
         };
         // Boxed: the rare path keeps every call's future small.
         match Box::pin(ask(&hook, &request)).await {
-            Ok(Approval::Approved) => Gate::Pass(GateDecision::Approved),
+            Ok(Approval::Approved) => executing(&hook, effect, state, GateDecision::Approved),
             Ok(Approval::Rejected) => Gate::Block(
                 GateDecision::Rejected,
                 Refusal::Rejected,
@@ -160,6 +160,25 @@ impl Dispatcher {
                 errors::rejected(&permission, &why),
             ),
         }
+    }
+}
+
+/// A write about to run in a session: the session records it first (see
+/// [`GateHook::executing`]); when it cannot, the write does not run.
+fn executing(hook: &Hook<'_>, effect: Effect, state: &CallState, decision: GateDecision) -> Gate {
+    let Hook::Session(hook) = hook else {
+        return Gate::Pass(decision);
+    };
+    if effect != Effect::Write {
+        return Gate::Pass(decision);
+    }
+    match hook.executing(&state.call_id) {
+        Ok(()) => Gate::Pass(decision),
+        Err(why) => Gate::Block(
+            GateDecision::Rejected,
+            Refusal::NotRecorded,
+            errors::not_recorded(&state.tool, &why),
+        ),
     }
 }
 

@@ -38,6 +38,12 @@ pub(crate) trait GateHook: Send + Sync {
     /// `plan_collect`: records the call as the plan's next step, returning
     /// its 0-based index.
     fn capture(&self, call_id: &str, tool: &str, input: &Value) -> Result<usize, HookError>;
+
+    /// A write passed the gate and its body runs next. The host records
+    /// that before it happens, so a run resumed after its driver died does
+    /// not run the write a second time; an error keeps the write from
+    /// running at all (at most once, never "maybe twice").
+    fn executing(&self, call_id: &str) -> Result<(), HookError>;
 }
 
 /// The hook a turn carries, as a turn extension the session puts there.

@@ -255,3 +255,55 @@ pub(crate) fn deliver_background(
     }
     Ok(())
 }
+
+/// A write whose body began under a driver that stopped before its result
+/// was stored: it may have taken effect, so a resumed run does not run it
+/// again. The model reads that it was interrupted, and the run goes on.
+pub(crate) fn report_interrupted_write(
+    core: &Core,
+    turn: &Turn,
+    events: &EventLog,
+    message_seq: u64,
+    call: &ModelToolCall,
+) -> Result<(), StoreError> {
+    let result = crate::ToolResult::error(
+        "write-interrupted",
+        format!(
+            "`{}` was running when the program driving this conversation stopped; it may or may not have taken effect",
+            call.name
+        ),
+        "do not repeat it blindly: check whether it took effect (read the data back, or ask the user), and call it again only if it did not",
+    )
+    .with_retry(crate::result::Retry::Never);
+    let envelope = crate::envelope::render_envelope(&call.name, None, &result);
+    events.push(Event::ToolFailed {
+        tool_key: call.name.clone(),
+        call_id: call.id.clone(),
+        execution_ms: 0,
+        error: EventError {
+            code: "write-interrupted".into(),
+            message: result
+                .as_error()
+                .map(|error| error.message().to_owned())
+                .unwrap_or_default(),
+        },
+        blocked: false,
+        reason: None,
+    });
+    let record = ToolCallRecord {
+        run_id: turn.run_id().to_owned(),
+        message_seq,
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        input: call.arguments.clone(),
+        status: ToolCallStatus::Failed,
+        envelope: Some(envelope.clone()),
+        execution_ms: 0,
+    };
+    core.store.record_result(
+        &record,
+        turn.session_id(),
+        &Message::tool(call.id.clone(), envelope),
+    )?;
+    Ok(())
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
-use super::call::{deliver_background, run_call};
+use super::call::{deliver_background, report_interrupted_write, run_call};
 use super::core::Core;
 use super::event::{Event, Phase};
 use super::mode::{Mode, ModeCell};
@@ -16,7 +16,7 @@ use super::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
 use super::planner;
 use super::seam::SessionGate;
 use super::sessions::SessionError;
-use super::store::{PlanStep, RunRecord, RunStatus, StoreError};
+use super::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
 use super::stream::EventLog;
 use crate::dispatch::TurnGate;
 use crate::{
@@ -228,9 +228,31 @@ impl RunCtx {
         if !pending.is_empty() {
             self.phase(Phase::ExecutingTool);
         }
+        // A write whose body had begun is not run a second time.
+        let began: HashSet<String> = if pending.is_empty() {
+            HashSet::new()
+        } else {
+            self.core
+                .store
+                .tool_calls(run_id)?
+                .into_iter()
+                .filter(|record| record.status == ToolCallStatus::Executing)
+                .map(|record| record.call_id)
+                .collect()
+        };
         for call in &pending {
             self.tool_calls += 1;
-            run_call(&self.core, &self.turn, &self.events, assistant.seq, call).await?;
+            if began.contains(&call.id) {
+                report_interrupted_write(
+                    &self.core,
+                    &self.turn,
+                    &self.events,
+                    assistant.seq,
+                    call,
+                )?;
+            } else {
+                run_call(&self.core, &self.turn, &self.events, assistant.seq, call).await?;
+            }
         }
         Ok(assistant.message.content == PLAN_MESSAGE)
     }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::core::Core;
 use super::event::Event;
 use super::mode::{Mode, ModeCell};
-use super::store::{ApprovalRecord, ApprovalState, PlanStep};
+use super::store::{ApprovalRecord, ApprovalState, PlanStep, ToolCallStatus};
 use super::stream::EventLog;
 use crate::dispatch::{GateHook, HookError};
 use crate::{dispatch::Approval, dispatch::ApprovalRequest};
@@ -125,6 +125,16 @@ impl GateHook for SessionGate {
             input: input.clone(),
         });
         Ok(index)
+    }
+
+    /// Marks the call's record `executing` before the write's body runs;
+    /// a resumed run reads the mark and does not run the write again.
+    fn executing(&self, call_id: &str) -> Result<(), HookError> {
+        self.core
+            .store
+            .set_tool_call_status(&self.run_id, call_id, ToolCallStatus::Executing)
+            .map(|_| ())
+            .map_err(|error| error.to_string())
     }
 }
 

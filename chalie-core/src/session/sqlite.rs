@@ -377,6 +377,22 @@ impl SessionStore for SqliteStore {
         Ok(())
     }
 
+    fn set_tool_call_status(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        status: ToolCallStatus,
+    ) -> Result<bool, StoreError> {
+        let changed = self
+            .db()
+            .execute(
+                "UPDATE tool_calls SET status = ?3 WHERE run_id = ?1 AND call_id = ?2",
+                params![run_id, call_id, status.as_str()],
+            )
+            .map_err(failed)?;
+        Ok(changed > 0)
+    }
+
     fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
         let db = self.db();
         let mut statement = db

@@ -89,6 +89,10 @@ pub struct StoredMessage {
 pub enum ToolCallStatus {
     /// Dispatched, not finished (it may be waiting for an approval).
     Started,
+    /// A write whose body began and has not finished. A run resumed after
+    /// its driver stopped does not run it again: the model is told it was
+    /// interrupted and may or may not have taken effect.
+    Executing,
     /// It succeeded (or was captured as a plan step).
     Completed,
     /// It failed or was refused.
@@ -105,6 +109,7 @@ impl ToolCallStatus {
     pub const fn as_str(self) -> &'static str {
         match self {
             ToolCallStatus::Started => "started",
+            ToolCallStatus::Executing => "executing",
             ToolCallStatus::Completed => "completed",
             ToolCallStatus::Failed => "failed",
             ToolCallStatus::Background => "background",
@@ -122,6 +127,7 @@ impl ToolCallStatus {
     pub fn parse(text: &str) -> Option<Self> {
         [
             Self::Started,
+            Self::Executing,
             Self::Completed,
             Self::Failed,
             Self::Background,
@@ -278,6 +284,28 @@ pub trait SessionStore: Send + Sync {
     fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
     /// A run's tool calls, in the order they were first recorded.
     fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError>;
+
+    /// Sets the status of a recorded call, leaving the rest of its record
+    /// as it is; `false` when no such call is recorded. The default reads
+    /// the run's calls and writes the one back; a store may answer it with
+    /// one statement.
+    fn set_tool_call_status(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        status: ToolCallStatus,
+    ) -> Result<bool, StoreError> {
+        let Some(mut record) = self
+            .tool_calls(run_id)?
+            .into_iter()
+            .find(|record| record.call_id == call_id)
+        else {
+            return Ok(false);
+        };
+        record.status = status;
+        self.put_tool_call(&record)?;
+        Ok(true)
+    }
 
     /// The session's background calls not yet delivered to the model
     /// ([`ToolCallStatus::Background`] or [`ToolCallStatus::Finished`]), in

@@ -72,6 +72,18 @@ pub async fn delete_task(params: DeleteParams, turn: &Turn) -> ToolResult {
     ToolResult::success(format!("deleted task {}", params.id))
 }
 
+/// Archives one task by id, and never finishes: the tests that kill a
+/// replica while a write runs call it.
+#[ability(
+    effect = write,
+    examples = ["archive task 7", "put the rent task away", "archive that todo", "archive my first task", "file task 3 away", "archive it"],
+)]
+pub async fn archive_task(params: DeleteParams, turn: &Turn) -> ToolResult {
+    note(turn, format!("archive:{}", params.id));
+    std::future::pending::<()>().await;
+    ToolResult::success(format!("archived task {}", params.id))
+}
+
 /// Parameters of [`rename_task()`].
 #[derive(Params)]
 pub struct RenameParams {

@@ -287,3 +287,81 @@ async fn a_background_result_reaches_the_model_after_a_restart_and_a_cut_off_one
         "the cut-off report never ran"
     );
 }
+
+/// Sessions on the SQLite file at `path` that reach and allow `archive_task`
+/// (a write that never finishes), and nothing else.
+fn archiving(path: &std::path::Path, model: Arc<ScriptedModel>) -> chalie_core::session::Sessions {
+    let mut policy = chalie_core::dispatch::Policy::new();
+    policy
+        .set(
+            chalie_core::Channel::Chat,
+            "archive_task",
+            chalie_core::dispatch::Setting::Allow,
+        )
+        .unwrap();
+    let dispatcher = chalie_core::Dispatcher::builder(crate::registry())
+        .policy(policy)
+        .build();
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(path).unwrap());
+    chalie_core::session::Sessions::builder(Arc::new(dispatcher), model)
+        .store(store)
+        .pinned(["archive_task"])
+        .build()
+}
+
+#[tokio::test]
+async fn an_approved_write_cut_off_by_a_stop_is_reported_after_the_restart_not_run_again() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("sessions.db");
+    let session = "restart-mid-write";
+    let before = archiving(
+        &path,
+        Arc::new(ScriptedModel::new([Reply::tool_call(
+            "archive_task",
+            json!({ "id": 9 }),
+        )])),
+    );
+    let run = before.send(session, "archive task 9").unwrap();
+    let Event::ToolApprovalRequired { tool_call_id, .. } =
+        wait_for(&run, "tool.approval_required").await
+    else {
+        unreachable!("wait_for returns the event it was asked for")
+    };
+    before.approve(run.id(), &tool_call_id).unwrap();
+    while done(session).is_empty() {
+        tokio::task::yield_now().await;
+    }
+    let run_id = run.id().to_owned();
+    // The process stops while the approved write's body runs.
+    before.shutdown();
+    drop(before);
+
+    let model = Arc::new(ScriptedModel::new([Reply::text("Task 9 may be archived.")]));
+    let after = archiving(&path, model.clone());
+    let resumed = after.resume().unwrap();
+    assert_eq!(resumed.len(), 1);
+    let events = resumed[0].finish().await;
+    assert!(
+        !names(&events).contains(&"tool.started"),
+        "the write is not run again: {events:?}"
+    );
+    assert!(
+        !names(&events).contains(&"tool.approval_required"),
+        "nor asked about again"
+    );
+    assert_eq!(done(session), ["archive:9"], "ran once");
+    let request = &model.requests()[0];
+    assert!(
+        request
+            .messages
+            .iter()
+            .any(|m| m.content.starts_with("[archive_task(status=error")
+                && m.content.contains("write-interrupted"))
+    );
+    let calls = after.store().tool_calls(&run_id).unwrap();
+    assert_eq!(calls[0].status, ToolCallStatus::Failed);
+    assert_eq!(
+        after.store().run(&run_id).unwrap().unwrap().status,
+        RunStatus::Completed
+    );
+}

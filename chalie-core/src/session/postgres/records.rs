@@ -246,6 +246,23 @@ impl SessionStore for PgStore {
         Ok(())
     }
 
+    fn set_tool_call_status(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        status: ToolCallStatus,
+    ) -> Result<bool, StoreError> {
+        let changed = self.execute(
+            "UPDATE tool_calls SET status = $3 WHERE run_id = $1 AND call_id = $2",
+            params![
+                run_id.to_owned(),
+                call_id.to_owned(),
+                status.as_str().to_owned()
+            ],
+        )?;
+        Ok(changed > 0)
+    }
+
     fn record_result(
         &self,
         record: &ToolCallRecord,

@@ -169,3 +169,67 @@ async fn a_replica_killed_after_a_write_ran_hands_over_its_result_not_the_write(
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].status, ToolCallStatus::Completed);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_killed_while_a_write_runs_hands_over_an_interrupted_write_not_a_second_run() {
+    let url = fresh_database().await;
+    let session = "replicas-killed-mid-write";
+    let a = replica(
+        &url,
+        Arc::new(ScriptedModel::new([Reply::tool_call(
+            "archive_task",
+            json!({ "id": 5 }),
+        )])),
+    );
+    a.set_mode(session, chalie_core::session::Mode::Auto)
+        .unwrap();
+    let run = a.send(session, "archive task 5").unwrap();
+    wait_for(&run, "tool.started").await;
+    let run_id = run.id().to_owned();
+    // The body has begun (it never ends): A dies in the middle of the write.
+    let began = async {
+        while done(session).is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), began)
+        .await
+        .unwrap();
+    let store = a.store().clone();
+    assert_eq!(
+        store.tool_calls(&run_id).unwrap()[0].status,
+        ToolCallStatus::Executing,
+        "recorded before the body ran"
+    );
+    kill(a);
+
+    let model = Arc::new(ScriptedModel::new([Reply::text(
+        "I could not confirm task 5 was archived.",
+    )]));
+    let b = replica(&url, model.clone());
+    tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
+    let resumed = b.resume().unwrap();
+    assert_eq!(resumed.len(), 1);
+    let events = resumed[0].finish().await;
+    assert!(
+        !events.iter().any(|e| e.name() == "tool.started"),
+        "the write is not run again: {events:?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ToolFailed { error, .. } if error.code == "write-interrupted"
+    )));
+    assert_eq!(done(session), ["archive:5"], "no duplicated write");
+    // No lost result: B's model reads that the write was interrupted.
+    let request = &model.requests()[0];
+    assert!(request.messages.iter().any(|m| m.role == Role::Tool
+        && m.content.starts_with("[archive_task(status=error")
+        && m.content.contains("write-interrupted")));
+    let calls = b.store().tool_calls(&run_id).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].status, ToolCallStatus::Failed);
+    assert_eq!(
+        b.store().run(&run_id).unwrap().unwrap().status,
+        RunStatus::Completed
+    );
+}

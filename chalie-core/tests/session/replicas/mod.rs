@@ -62,12 +62,12 @@ pub async fn fresh_database() -> String {
     format!("{server}/{name}")
 }
 
-/// The policy of these tests: the reads run, `delete_task` is allowed
-/// (in the default `approval` mode a human still approves it). Nothing
-/// else is granted.
+/// The policy of these tests: the reads run, `delete_task` and
+/// `archive_task` are allowed (in the default `approval` mode a human still
+/// approves them). Nothing else is granted.
 pub fn policy() -> Policy {
     let mut policy = Policy::new();
-    for name in ["lookup", "delete_task"] {
+    for name in ["lookup", "delete_task", "archive_task"] {
         policy.set(Channel::Chat, name, Setting::Allow).unwrap();
     }
     policy
@@ -87,7 +87,7 @@ pub fn replica(url: &str, model: Arc<dyn Model>) -> Sessions {
         .build();
     Sessions::builder(Arc::new(dispatcher), model)
         .store(store)
-        .pinned(["lookup", "delete_task"])
+        .pinned(["lookup", "delete_task", "archive_task"])
         .lease(LEASE)
         .build()
 }
