@@ -11,7 +11,7 @@ pub(crate) fn cargo(args: &[&str]) -> Outcome {
 }
 
 /// [`cargo`] with extra environment variables for the command.
-fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Outcome {
+pub(crate) fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     println!("\n$ cargo {}", args.join(" "));
     let status = Command::new(env!("CARGO"))
         .args(args)
@@ -34,7 +34,7 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     prepare_python()?;
     // The `postgres` store's tests run against a real server, started here
     // and stopped when `postgres` drops, whether the tests pass or not.
-    let postgres = crate::postgres::started()?;
+    let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
     // Every feature: the optional integrations (SQLite, PostgreSQL, HTTP,
     // MCP) are tested too, not only the default build. The assistant's and
     // the MCP server's tests run the programs on the index `prepare` built.

@@ -4,6 +4,7 @@
 //! [cargo-xtask]: https://github.com/matklad/cargo-xtask
 
 mod bench_dispatch;
+mod bench_replicas;
 mod build_time;
 mod ci;
 mod index;
@@ -40,6 +41,8 @@ commands:
   demo                         the example, after preparing what it needs
   bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
                                callgrind for chalie, rmcp and the no-framework floor
+  bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
+                               latency, PostgreSQL (across replicas) beside SQLite, one run
   build-time [--tools N] [--repeats N] [--workspace]   cold build and check time of N
                                generated tools for chalie, rmcp and rig beside N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         "test" => ci::test(&rest),
         "demo" => ci::demo(&rest),
         "bench-dispatch" => bench_dispatch::run(&rest),
+        "bench-replicas" => bench_replicas::run(&rest),
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),

@@ -25,7 +25,7 @@ const ROLE: &str = "chalie";
 
 pub(crate) fn run(args: &[String]) -> Outcome {
     match args.first().map(String::as_str) {
-        Some("start") => start().map(|url| println!("{URL_VARIABLE}={url}")),
+        Some("start") => start(Durability::Throwaway).map(|url| println!("{URL_VARIABLE}={url}")),
         Some("stop") => stop(),
         Some("url") => {
             let url = std::fs::read_to_string(dir().join("url"))
@@ -52,10 +52,37 @@ impl Drop for Running {
     }
 }
 
+/// How much a commit waits for the disk.
+#[derive(Clone, Copy)]
+pub(crate) enum Durability {
+    /// Nothing is flushed: the tests' cluster, thrown away after the run.
+    Throwaway,
+    /// What the embedded SQLite store promises (WAL, `synchronous = NORMAL`):
+    /// a commit returns before its log is flushed, the log is flushed within
+    /// moments, and a crash loses at most the last commits, never
+    /// consistency. For benchmarks that compare the two stores.
+    LikeSqlite,
+}
+
+impl Durability {
+    fn server_options(self) -> &'static str {
+        match self {
+            Durability::Throwaway => {
+                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            }
+            Durability::LikeSqlite => {
+                "-c fsync=on -c synchronous_commit=off -c full_page_writes=on"
+            }
+        }
+    }
+}
+
 /// Starts the cluster for the length of the returned guard.
-pub(crate) fn started() -> Result<Running, Box<dyn std::error::Error>> {
+pub(crate) fn started(durability: Durability) -> Result<Running, Box<dyn std::error::Error>> {
     println!("\n$ cargo xtask postgres start");
-    Ok(Running { url: start()? })
+    Ok(Running {
+        url: start(durability)?,
+    })
 }
 
 fn dir() -> PathBuf {
@@ -64,7 +91,7 @@ fn dir() -> PathBuf {
 
 /// A fresh cluster on a free port; returns its URL. A cluster left running
 /// by an interrupted run is stopped and replaced.
-fn start() -> Result<String, Box<dyn std::error::Error>> {
+fn start(durability: Durability) -> Result<String, Box<dyn std::error::Error>> {
     let bin = server_binaries()?;
     let dir = dir();
     if dir.join("data").join("postmaster.pid").exists() {
@@ -90,11 +117,11 @@ fn start() -> Result<String, Box<dyn std::error::Error>> {
     )?;
     let port = free_port()?;
     // TCP on loopback only, no Unix socket (its default directory belongs to
-    // the distribution's own cluster); durability is not wanted of a
-    // throwaway cluster.
+    // the distribution's own cluster).
     let options = format!(
-        "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off \
-         -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+        "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= {} \
+         -c max_connections=300",
+        durability.server_options()
     );
     step(
         as_owner(Command::new(bin.join("pg_ctl")), owner)
