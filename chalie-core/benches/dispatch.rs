@@ -38,6 +38,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
+#[path = "support/estimates.rs"]
+mod estimates;
+
+use estimates::median_ns;
+
 /// Parameters of [`add3()`].
 #[derive(Params)]
 struct Add3Params {
@@ -315,22 +320,6 @@ fn bench(c: &mut Criterion) {
     drop(running);
 }
 
-/// The median criterion just wrote for `dispatch/<name>`, in nanoseconds.
-fn median(name: &str) -> Option<f64> {
-    let homes = [
-        std::env::var_os("CRITERION_HOME").map(std::path::PathBuf::from),
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(|dir| std::path::Path::new(&dir).join("criterion")),
-        Some("../target/criterion".into()),
-        Some("target/criterion".into()),
-    ];
-    homes.into_iter().flatten().find_map(|home| {
-        let path = home.join("dispatch").join(name).join("new/estimates.json");
-        let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        estimates["median"]["point_estimate"].as_f64()
-    })
-}
-
 fn main() {
     if let Ok(row) = std::env::var("CHALIE_DISPATCH_COUNT") {
         let calls = std::env::var("CHALIE_DISPATCH_CALLS")
@@ -343,7 +332,10 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     bench(&mut criterion);
     criterion.final_summary();
-    if let (Some(chalie), Some(rmcp)) = (median("chalie"), median("rmcp")) {
+    if let (Some(chalie), Some(rmcp)) = (
+        median_ns("dispatch", "chalie"),
+        median_ns("dispatch", "rmcp"),
+    ) {
         println!(
             "medians: chalie {chalie:.0} ns, rmcp {rmcp:.0} ns, ratio {:.2} (goal <= 0.5)",
             chalie / rmcp

@@ -31,6 +31,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
+#[path = "support/estimates.rs"]
+mod estimates;
+
 /// Parameters of [`add3()`].
 #[derive(Params)]
 struct Add3Params {
@@ -246,20 +249,9 @@ fn bench(c: &mut Criterion) {
     drop(served);
 }
 
-/// The median criterion just wrote for `<group>/<name>`, in microseconds.
-fn median(group: &str, name: &str) -> Option<f64> {
-    let homes = [
-        std::env::var_os("CRITERION_HOME").map(std::path::PathBuf::from),
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(|dir| std::path::Path::new(&dir).join("criterion")),
-        Some("../target/criterion".into()),
-        Some("target/criterion".into()),
-    ];
-    homes.into_iter().flatten().find_map(|home| {
-        let path = home.join(group).join(name).join("new/estimates.json");
-        let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        Some(estimates["median"]["point_estimate"].as_f64()? / 1000.0)
-    })
+/// criterion's median of `group/name`, in microseconds.
+fn median_us(group: &str, name: &str) -> Option<f64> {
+    estimates::median_ns(group, name).map(|ns| ns / 1000.0)
 }
 
 fn main() {
@@ -270,7 +262,8 @@ fn main() {
         ("consume", "rmcp_client", "chalie"),
         ("serve", "rmcp_server", "chalie_server"),
     ] {
-        if let (Some(base_us), Some(chalie_us)) = (median(group, base), median(group, chalie)) {
+        if let (Some(base_us), Some(chalie_us)) = (median_us(group, base), median_us(group, chalie))
+        {
             println!(
                 "{group}: {base} {base_us:.1} µs, {chalie} {chalie_us:.1} µs, chalie adds {:.1} µs ({:+.1}%)",
                 chalie_us - base_us,

@@ -25,12 +25,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chalie_core::session::{
-    Event, PgStore, Reply, ScriptedModel, SessionStore, Sessions, SqliteStore, ToolCallRecord,
-    ToolCallStatus,
+    Event, PgStore, Reply, ScriptedModel, SessionStore, Sessions, SqliteStore,
 };
 use chalie_core::{Channel, Dispatcher, Params, ToolResult, ability, dispatch::Policy};
 use criterion::{BatchSize, Criterion};
-use serde_json::{Value, json};
+use serde_json::json;
+
+#[path = "support/estimates.rs"]
+mod estimates;
+#[path = "support/records.rs"]
+mod records;
+
+use estimates::median_ns;
+use records::tool_call_record;
 
 /// The variable `cargo xtask bench-replicas` (and `cargo xtask postgres
 /// start`) passes the server's URL in.
@@ -54,21 +61,6 @@ struct ArchiveParams {
 async fn archive_task(params: ArchiveParams) -> ToolResult {
     *RAN_AT.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
     ToolResult::success(json!({ "archived": params.id }))
-}
-
-fn record(next: u64) -> ToolCallRecord {
-    ToolCallRecord {
-        run_id: format!("run-{}", next / 20),
-        message_seq: next / 20,
-        call_id: format!("call-{next}"),
-        tool: "lookup".into(),
-        input: json!({ "query": "rust", "act_summary": "Reading about Rust" }),
-        status: ToolCallStatus::Completed,
-        envelope: Some(
-            "[lookup(status=success)]\n{\"query\":\"rust\",\"found\":1}\n[end:lookup]".into(),
-        ),
-        execution_ms: 1,
-    }
 }
 
 /// A database of its own on the server at `server_url`; returns its URL.
@@ -109,7 +101,7 @@ fn bench_records(c: &mut Criterion, postgres: &Arc<PgStore>) {
             b.iter_batched(
                 || {
                     next += 1;
-                    record(next)
+                    tool_call_record(next)
                 },
                 |record| store.put_tool_call(&record).expect("written"),
                 BatchSize::SmallInput,
@@ -221,21 +213,6 @@ fn bench_approvals(c: &mut Criterion, runtime: &tokio::runtime::Runtime, databas
     );
 }
 
-fn median(group: &str, name: &str) -> Option<f64> {
-    let homes = [
-        std::env::var_os("CRITERION_HOME").map(std::path::PathBuf::from),
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(|dir| std::path::Path::new(&dir).join("criterion")),
-        Some("../target/criterion".into()),
-        Some("target/criterion".into()),
-    ];
-    homes.into_iter().flatten().find_map(|home| {
-        let path = home.join(group).join(name).join("new/estimates.json");
-        let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        estimates["median"]["point_estimate"].as_f64()
-    })
-}
-
 fn main() {
     let server_url = std::env::var(URL_VARIABLE).unwrap_or_else(|_| {
         panic!(
@@ -256,16 +233,17 @@ fn main() {
     criterion.final_summary();
 
     println!("\n| figure | SQLite | PostgreSQL |\n|---|---:|---:|");
-    if let (Some(sqlite), Some(postgres)) =
-        (median("records", "sqlite"), median("records", "postgres"))
-    {
+    if let (Some(sqlite), Some(postgres)) = (
+        median_ns("records", "sqlite"),
+        median_ns("records", "postgres"),
+    ) {
         println!(
             "| tool-call records written per second | {:.0} | {:.0} |",
             1e9 / sqlite,
             1e9 / postgres
         );
     }
-    let ms = |name| median("approval", name).map(|ns| format!("{:.2} ms", ns / 1e6));
+    let ms = |name| median_ns("approval", name).map(|ns| format!("{:.2} ms", ns / 1e6));
     let dash = || "–".to_owned();
     println!(
         "| approval to the write running, same replica | {} | {} |",

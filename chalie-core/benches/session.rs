@@ -18,14 +18,22 @@ use std::time::Duration;
 
 use chalie_core::session::{
     Activity, Event, EventLog, MemoryStore, Mode, Reply, ScriptedModel, SessionStore, Sessions,
-    SqliteStore, ToolCallRecord, ToolCallStatus,
+    SqliteStore,
 };
 use chalie_core::{
     Channel, Dispatcher, Params, ToolCall, ToolResult, Turn, ability, dispatch::Policy,
     dispatch::Setting,
 };
 use criterion::{BatchSize, Criterion};
-use serde_json::{Value, json};
+use serde_json::json;
+
+#[path = "support/estimates.rs"]
+mod estimates;
+#[path = "support/records.rs"]
+mod records;
+
+use estimates::median_ns;
+use records::tool_call_record;
 
 /// Parameters of [`lookup()`].
 #[derive(Params)]
@@ -173,40 +181,13 @@ fn bench_sqlite(c: &mut Criterion) {
         b.iter_batched(
             || {
                 next += 1;
-                ToolCallRecord {
-                    run_id: format!("run-{}", next / 20),
-                    message_seq: next / 20,
-                    call_id: format!("call-{next}"),
-                    tool: "lookup".into(),
-                    input: json!({ "query": "rust", "act_summary": "Reading about Rust" }),
-                    status: ToolCallStatus::Completed,
-                    envelope: Some(
-                        "[lookup(status=success)]\n{\"query\":\"rust\",\"found\":1}\n[end:lookup]"
-                            .into(),
-                    ),
-                    execution_ms: 1,
-                }
+                tool_call_record(next)
             },
             |record| store.put_tool_call(&record).expect("written"),
             BatchSize::SmallInput,
         );
     });
     group.finish();
-}
-
-fn median(group: &str, name: &str) -> Option<f64> {
-    let homes = [
-        std::env::var_os("CRITERION_HOME").map(std::path::PathBuf::from),
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(|dir| std::path::Path::new(&dir).join("criterion")),
-        Some("../target/criterion".into()),
-        Some("target/criterion".into()),
-    ];
-    homes.into_iter().flatten().find_map(|home| {
-        let path = home.join(group).join(name).join("new/estimates.json");
-        let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-        estimates["median"]["point_estimate"].as_f64()
-    })
 }
 
 fn main() {
@@ -219,21 +200,21 @@ fn main() {
     bench_sqlite(&mut criterion);
     criterion.final_summary();
     if let (Some(run), Some(dispatch)) = (
-        median("session", "run_20_calls"),
-        median("session", "dispatch_20_calls"),
+        median_ns("session", "run_20_calls"),
+        median_ns("session", "dispatch_20_calls"),
     ) {
         let per_call = (run - dispatch) / CALLS as f64 / 1000.0;
         println!(
             "event overhead per tool call: {per_call:.1} us (run {run:.0} ns - dispatch {dispatch:.0} ns, over {CALLS} calls; goal <= 20 us)"
         );
     }
-    if let Some(events) = median("session", "events_per_call") {
+    if let Some(events) = median_ns("session", "events_per_call") {
         println!(
             "events of one call, logged, read and serialised: {:.2} us",
             events / 1000.0
         );
     }
-    if let Some(record) = median("sqlite", "tool_call_record") {
+    if let Some(record) = median_ns("sqlite", "tool_call_record") {
         println!(
             "tool-call records written to SQLite: {:.0}/s (goal >= 2,000/s)",
             1e9 / record
