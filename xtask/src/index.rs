@@ -1,5 +1,5 @@
-//! `cargo xtask index`, `golden`, `eval` and `fetch-model`: run by the `xtask-index`
-//! binary, which links the embedding stack this one does without.
+//! `cargo xtask index`, `golden`, `eval`, `fetch-model` and `tokens`: run by the
+//! `xtask-index` binary, which links the embedding stack this one does without.
 
 use std::process::Command;
 

@@ -57,7 +57,9 @@ commands:
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
   golden [FILE] [--min-recall X] [--min-abstention X]   find_tools over the assistant's golden
                                requests on the built index (default: its set and CI's gate)
-  lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)";
+  lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)
+  tokens [--abilities N]       tokens (o200k_base) of tool definitions and results per request of
+                               the demo, per provider; fails when a token goal is missed";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -71,7 +73,7 @@ fn main() -> ExitCode {
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),
-        "index" | "eval" | "golden" | "fetch-model" => index::run(&command, &rest),
+        "index" | "eval" | "golden" | "fetch-model" | "tokens" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
         "postgres" => postgres::run(&rest),
         "" | "help" | "--help" | "-h" => {

@@ -1,8 +1,10 @@
 //! The discovery half of `cargo xtask`: `index`, `golden`, `eval` and `fetch-model`, through
-//! chalie-index's library entry, the same one a user's own xtask calls. It is its own
-//! binary because it links the embedding stack (tantivy, usearch, the MiniLM encoder),
-//! which `cargo xtask manifest` and `lint` do without; `cargo xtask` runs it for these
-//! commands.
+//! chalie-index's library entry, the same one a user's own xtask calls, and `tokens`, which
+//! plays the assistant's demo. It is its own binary because it links the embedding stack
+//! (tantivy, usearch, the MiniLM encoder), which `cargo xtask manifest` and `lint` do
+//! without; `cargo xtask` runs it for these commands.
+
+mod tokens;
 
 // The abilities the shipped programs serve: the assistant and the MCP server link exactly
 // this crate (and chalie-index's `find_tools` and `find_skills`), so the index covers what
@@ -39,8 +41,15 @@ fn main() -> ExitCode {
     // This crate sits at `xtask/index`: the workspace root is two levels up.
     let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest_dir.ancestors().nth(2).unwrap_or(manifest_dir);
-    let task = Xtask::new(root).skills(SKILLS_DIR);
-    match task.run(args) {
+    let outcome = if args.first().map(String::as_str) == Some("tokens") {
+        tokens::run(root, &args[1..])
+    } else {
+        Xtask::new(root)
+            .skills(SKILLS_DIR)
+            .run(args)
+            .map_err(Into::into)
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");

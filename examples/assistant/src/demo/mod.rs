@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use chalie_core::session::{Event, Reply, Sessions};
+use chalie_core::session::{Event, ModelRequest, Reply, Sessions};
 use chalie_core::{
     Channel, Dispatcher, RegistryError, ToolCall, Turn, contracts::keys as result_keys,
 };
@@ -29,16 +29,36 @@ pub const DISCOVERY_REQUEST: &str = "I'm in Rome today, do I need a jacket";
 
 const REPORT_URL: &str = "https://example.org/research/tool-discovery-report";
 
+/// A request the demo's model was sent, and the conversation it belongs to.
+#[derive(Debug, Clone)]
+pub struct DemoRequest {
+    /// The conversation's session id (`chat`, `background`, `web`).
+    pub session_id: &'static str,
+    /// The request as the session built it: messages and offered tools.
+    pub request: ModelRequest,
+}
+
+/// What the demo produced: the transcript it prints and every request its
+/// model was sent, in order.
+#[derive(Debug, Clone, Default)]
+pub struct DemoRun {
+    /// The transcript, as `cargo xtask demo` prints it.
+    pub transcript: String,
+    /// The model requests of its conversations (what `cargo xtask tokens` counts).
+    pub requests: Vec<DemoRequest>,
+}
+
 /// Runs one user message to its end, printing each event as it streams;
 /// `approve` answers a write waiting for the user.
 async fn converse(
-    out: &mut String,
+    demo: &mut DemoRun,
     sessions: &Sessions,
     model: &Narrated,
-    session_id: &str,
+    session_id: &'static str,
     text: &str,
     approve: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let out = &mut demo.transcript;
     writeln!(out, "user: {text}")?;
     let run = sessions.send(session_id, text)?;
     let mut events = run.events();
@@ -68,6 +88,15 @@ async fn converse(
     for line in model.take() {
         writeln!(out, "  {}", line.trim_end().replace('\n', "\n  "))?;
     }
+    demo.requests.extend(
+        model
+            .take_requests()
+            .into_iter()
+            .map(|request| DemoRequest {
+                session_id,
+                request,
+            }),
+    );
     Ok(())
 }
 
@@ -146,15 +175,20 @@ pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
 
 /// The whole demo on `host`, as a transcript.
 pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
+    Ok(record(host).await?.transcript)
+}
+
+/// The whole demo on `host`: its transcript and the requests its model was sent.
+pub async fn record(host: &Host) -> Result<DemoRun, Box<dyn std::error::Error>> {
     let registry = chalie_core::registry()?.clone();
     let dispatcher = Arc::new(
         host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
             .build(),
     );
-    let mut out = String::new();
+    let mut demo = DemoRun::default();
 
     writeln!(
-        out,
+        demo.transcript,
         "== 1. Discovery: the model starts with the core tools; what it was not offered is refused until it finds it =="
     )?;
     let model = Narrated::new([
@@ -174,10 +208,18 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
         Reply::text("It is cloudy in Rome, 11 °C, with a light wind."),
     ]);
     let sessions = Sessions::builder(Arc::clone(&dispatcher), model.clone()).build();
-    converse(&mut out, &sessions, &model, "chat", DISCOVERY_REQUEST, true).await?;
+    converse(
+        &mut demo,
+        &sessions,
+        &model,
+        "chat",
+        DISCOVERY_REQUEST,
+        true,
+    )
+    .await?;
 
     writeln!(
-        out,
+        demo.transcript,
         "\n== 2. A write waits for the user's approval (the default mode) =="
     )?;
     let add_dinner = json!({
@@ -194,7 +236,7 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
     ]);
     let sessions = Sessions::builder(Arc::clone(&dispatcher), model.clone()).build();
     converse(
-        &mut out,
+        &mut demo,
         &sessions,
         &model,
         "chat",
@@ -204,7 +246,7 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
     .await?;
 
     writeln!(
-        out,
+        demo.transcript,
         "\n== 3. The same write on the background channel: nobody to ask, so denied =="
     )?;
     let model = Narrated::new([
@@ -219,7 +261,7 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
         .channel(Channel::Subconscious)
         .build();
     converse(
-        &mut out,
+        &mut demo,
         &sessions,
         &model,
         "background",
@@ -229,11 +271,11 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
     .await?;
 
     writeln!(
-        out,
+        demo.transcript,
         "\n== 4. On the web profile, web tools are pinned; a long page is cut with a cursor =="
     )?;
     let pinned = crate::pinned(&crate::web_profile(), &registry);
-    writeln!(out, "pinned: {}", pinned.join(", "))?;
+    writeln!(demo.transcript, "pinned: {}", pinned.join(", "))?;
     let model = Narrated::new([
         Reply::tool_call("web_page", json!({ "url": REPORT_URL, "max_chars": 400 })),
         Reply::text(
@@ -244,7 +286,7 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
         .pinned(pinned.iter().copied())
         .build();
     converse(
-        &mut out,
+        &mut demo,
         &sessions,
         &model,
         "web",
@@ -252,7 +294,10 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
         true,
     )
     .await?;
-    writeln!(out, "reading on with the cursor, through the dispatcher:")?;
+    writeln!(
+        demo.transcript,
+        "reading on with the cursor, through the dispatcher:"
+    )?;
     // The same pins as the web session's: a turn reaches only what it is
     // offered, here or in a session.
     let turn = Turn::builder(Channel::Chat)
@@ -275,6 +320,6 @@ pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
             ToolCall::new("scratchpad", json!({ "cursor": cursor, "max_chars": 300 })),
         )
         .await;
-    write!(out, "{}", indent(&mask_cursors(&more.envelope)))?;
-    Ok(out)
+    write!(demo.transcript, "{}", indent(&mask_cursors(&more.envelope)))?;
+    Ok(demo)
 }

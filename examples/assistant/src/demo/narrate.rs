@@ -12,10 +12,11 @@ use futures::stream::BoxStream;
 use crate::state::lock;
 
 /// A scripted model that also notes what the run sends it: the tools it is
-/// offered and the envelopes it reads.
+/// offered and the envelopes it reads, as lines, and each request whole.
 pub(super) struct Narrated {
     script: ScriptedModel,
     seen: Mutex<Vec<String>>,
+    requests: Mutex<Vec<ModelRequest>>,
 }
 
 impl Narrated {
@@ -23,11 +24,17 @@ impl Narrated {
         Arc::new(Self {
             script: ScriptedModel::new(replies),
             seen: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
         })
     }
 
     pub(super) fn take(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.seen))
+    }
+
+    /// The requests sent since the last call, in order.
+    pub(super) fn take_requests(&self) -> Vec<ModelRequest> {
+        std::mem::take(&mut *lock(&self.requests))
     }
 }
 
@@ -51,6 +58,7 @@ impl Model for Narrated {
         tools.sort_unstable();
         seen.push(format!("model is offered: {}", tools.join(", ")));
         drop(seen);
+        lock(&self.requests).push(request.clone());
         self.script.stream(request)
     }
 }
