@@ -80,23 +80,28 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
                 spec.actions().iter().map(|action| action.name()).collect(),
             );
         }
-        properties.insert(
-            ACT_SUMMARY_FIELD.into(),
-            json!({
-                "type": "string",
-                "description": "One short line, in the user's language, saying what this call does; shown to the user while it runs."
-            }),
-        );
-        // Internal tools (discovery, memory) answer at once and their effect
-        // is needed in the same turn: a receipt would only delay it.
-        if options.background_calls && !spec.internal() {
+        // Internal tools (discovery, memory, the scratchpad) answer at once,
+        // unasked: there is no wait to narrate (the session shows their
+        // tooltip), and a receipt would only delay an effect needed in the
+        // same turn. The framework fields cost tokens on every request, so
+        // they appear only where they act.
+        if !spec.internal() {
             properties.insert(
-                ASYNC_FIELD.into(),
+                ACT_SUMMARY_FIELD.into(),
                 json!({
-                    "type": "boolean",
-                    "description": "true to run in the background instead of blocking the turn; you get a receipt now and the result later."
+                    "type": "string",
+                    "description": "A short line shown to the user while this runs, in their language."
                 }),
             );
+            if options.background_calls {
+                properties.insert(
+                    ASYNC_FIELD.into(),
+                    json!({
+                        "type": "boolean",
+                        "description": "true: run in the background; the result comes later."
+                    }),
+                );
+            }
         }
     }
     ToolDescriptor {

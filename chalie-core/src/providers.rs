@@ -3,6 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::ability::Effect;
+use crate::contracts::states_default;
 use crate::descriptor::ToolDescriptor;
 
 /// A model API whose tool definitions chalie renders.
@@ -79,7 +80,7 @@ impl ToolDescriptor {
 /// The schema in OpenAI's strict dialect: every object lists all its
 /// properties in `required` with `additionalProperties: false`; a property
 /// that was optional accepts `null` instead; `default`, which strict mode
-/// rejects, moves into the description.
+/// rejects, moves into the description unless the description states it.
 pub fn strict_schema(schema: &Value) -> Value {
     let mut schema = schema.clone();
     make_strict(&mut schema);
@@ -93,10 +94,13 @@ fn make_strict(schema: &mut Value) {
     if let Some(default) = map.remove("default") {
         let sentence = format!("Default: {default}.");
         let description = match map.get("description").and_then(Value::as_str) {
-            Some(text) if !text.is_empty() => format!("{text} {sentence}"),
-            _ => sentence,
+            Some(text) if states_default(text, &default) => None,
+            Some(text) if !text.is_empty() => Some(format!("{text} {sentence}")),
+            _ => Some(sentence),
         };
-        map.insert("description".into(), Value::String(description));
+        if let Some(description) = description {
+            map.insert("description".into(), Value::String(description));
+        }
     }
     if let Some(items) = map.get_mut("items") {
         make_strict(items);

@@ -303,6 +303,7 @@ struct TurnShared {
     extensions: Extensions,
     activated: Mutex<Vec<String>>,
     pins: Arc<Pins>,
+    offers_activated: bool,
 }
 
 /// Names a turn may reach because code said so (see [`TurnBuilder::pin`]),
@@ -375,6 +376,7 @@ pub struct TurnBuilder {
     trail: Option<ActionTrail>,
     progress: Option<ProgressSink>,
     extensions: Extensions,
+    offers_activated: bool,
 }
 
 impl TurnBuilder {
@@ -421,6 +423,17 @@ impl TurnBuilder {
         self
     }
 
+    /// Says that the program adds what `find_tools` activates to the tool
+    /// list of this turn's next model request, as a session does. The
+    /// model then reads each found tool's full definition there, so
+    /// `find_tools` answers with names and summaries only. Without it (a
+    /// call dispatched on its own, the MCP call proxy) the answer carries
+    /// each tool's parameters, the only place the model would see them.
+    pub fn offers_activated_tools(mut self) -> Self {
+        self.offers_activated = true;
+        self
+    }
+
     /// Pins a set shared by many turns (the MCP server's listing), instead
     /// of copying it into each.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's listing
@@ -451,6 +464,7 @@ impl TurnBuilder {
                 extensions: self.extensions,
                 activated: Mutex::new(Vec::new()),
                 pins,
+                offers_activated: self.offers_activated,
             }),
             call_id: Name::Static(""),
             tool: Name::Static(""),
@@ -597,6 +611,12 @@ impl Turn {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Whether the tools activated in this turn join the tool list of its
+    /// next model request (see [`TurnBuilder::offers_activated_tools`]).
+    pub fn offers_activated_tools(&self) -> bool {
+        self.shared.offers_activated
     }
 
     /// Whether `find_tools` (or other code) activated `name` in this turn.

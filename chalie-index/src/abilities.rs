@@ -33,9 +33,7 @@ pub const MAX_ENTRY_CHARS: usize = 300;
 /// Parameters of `find_tools` and `find_skills`.
 #[derive(Params)]
 pub struct FindParams {
-    /// What to look for, one entry per thing needed: an exact name (`web_search`) or one
-    /// described action (`check the weather in Oslo`). 1 to 8 entries of at most 300
-    /// characters; ask for everything the turn needs in one call.
+    /// 1 to 8 short entries, one per thing needed, each at most 300 characters.
     pub query: Vec<String>,
 }
 
@@ -73,13 +71,12 @@ fn entries(params: FindParams) -> Result<Vec<String>, ToolResult> {
     Ok(entries)
 }
 
-/// Finds the tools for what the user needs and adds them to your tool list for this turn.
-/// Use it when no tool you have fits the request: pass one entry per needed tool, its name
-/// or the action described in a few words. Returns each matching tool's name, summary and
-/// parameters, the entries nothing matched, and names owned by several sources.
+/// Finds tools for what the user needs and adds them to your tool list. Use it when no tool
+/// you have fits; ask for all the turn needs in one call.
 #[ability(
     internal,
     effect = read,
+    tooltip = "Looking for tools",
     discoverable = false,
     examples = [
         "is there a tool to check the weather in another city",
@@ -101,13 +98,12 @@ pub async fn find_tools(params: FindParams, turn: &Turn) -> ToolResult {
     }
 }
 
-/// Fetches the playbooks (step-by-step guides) for tasks such as planning a trip or
-/// writing a report, with the user's personal rules for each. Use it before a multi-step
-/// task you have no playbook for: pass one entry per task, a skill name or the task in a
-/// few words. Returns each playbook's full text and the entries nothing matched.
+/// Fetches step-by-step playbooks, with the user's own rules, for tasks such as planning a
+/// trip. Use it before a multi-step task.
 #[ability(
     internal,
     effect = read,
+    tooltip = "Reading playbooks",
     discoverable = false,
     examples = [
         "how should I plan a weekend trip",

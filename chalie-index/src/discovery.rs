@@ -134,28 +134,36 @@ impl Discovery {
     }
 
     /// What `find_tools` answers: activates the injected abilities on `turn` and returns
-    /// `{"injected":[{"name","summary","parameters"}],"not_found":[…],"ambiguous":[…]}`.
+    /// `{"injected":[{"name","summary"}],"not_found":[…],"ambiguous":[…]}`. An injected
+    /// linked ability also carries `parameters` unless the turn offers what it activates in
+    /// its next request ([`Turn::offers_activated_tools`], a session's turns), where the
+    /// model reads the full definition anyway: the schema is paid for once, not twice. An
+    /// external tool always carries them: a session's tool list holds linked abilities only.
     pub fn find_tools(&self, queries: &[String], turn: &Turn) -> ToolResult {
         let (index, outcome) = match self.find(queries, Scope::Abilities) {
             Ok(found) => found,
             Err(error) => return error,
         };
+        let offered_next = turn.offers_activated_tools();
         let options = AssembleOptions::for_channel(turn.channel());
         let registry = chalie_core::registry().ok();
         let injected: Vec<Value> = outcome
             .injected
             .iter()
             .map(|hit| {
-                // A local ability's schema comes from the registry, exactly what the
-                // dispatcher validates against; an external one's from its descriptor data.
-                let live = (hit.source == Source::Local)
-                    .then(|| registry.and_then(|r| r.get(&hit.name)))
-                    .flatten()
-                    .map(|entry| assemble(entry, options).parameters().clone());
-                let parameters = live
-                    .or_else(|| index.parameters_of(&hit.name).cloned())
-                    .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
-                json!({ "name": hit.name, "summary": hit.summary, "parameters": parameters })
+                let mut entry = json!({ "name": hit.name, "summary": hit.summary });
+                if !(offered_next && hit.source == Source::Local) {
+                    // A local ability's schema comes from the registry, exactly what the
+                    // dispatcher validates against; an external one's from its descriptor.
+                    let live = (hit.source == Source::Local)
+                        .then(|| registry.and_then(|r| r.get(&hit.name)))
+                        .flatten()
+                        .map(|entry| assemble(entry, options).parameters().clone());
+                    entry["parameters"] = live
+                        .or_else(|| index.parameters_of(&hit.name).cloned())
+                        .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
+                }
+                entry
             })
             .collect();
         turn.activate_tools(outcome.injected.iter().map(|hit| hit.name.clone()));

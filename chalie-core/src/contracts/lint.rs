@@ -269,6 +269,15 @@ fn lint_summary(entry: &AbilityEntry, options: &LintOptions, findings: &mut Vec<
     }
 }
 
+/// Whether `description` already states `default`: it names the value (or,
+/// for a flag, the word "default"). The lint asks every description to;
+/// the strict rendering adds the default only to one that does not.
+pub(crate) fn states_default(description: &str, default: &Value) -> bool {
+    let lowered = description.to_lowercase();
+    lowered.contains(&plain(default).to_lowercase())
+        || (default.is_boolean() && lowered.contains("default"))
+}
+
 /// The text of a JSON value as a description would write it.
 fn plain(value: &Value) -> String {
     match value {
@@ -309,10 +318,7 @@ fn lint_fields(ability: &str, schema: &Value, path: &str, findings: &mut Vec<Lin
             );
         } else {
             if let Some(default) = property.get("default") {
-                let text = plain(default).to_lowercase();
-                let said = lowered.contains(&text)
-                    || (default.is_boolean() && lowered.contains("default"));
-                if !said {
+                if !states_default(description, default) {
                     push(
                         LintRule::DefaultNotMentioned,
                         format!(

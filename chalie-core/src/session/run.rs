@@ -95,6 +95,8 @@ pub(crate) fn spawn_run(
         }))
         .pin(core.config.pinned.iter().cloned())
         .pin(plan_tools.into_iter().flatten())
+        // `active_tools` offers what discovery activates in the next request.
+        .offers_activated_tools()
         .extension(TurnGate(Arc::new(SessionGate {
             core: Arc::clone(&core),
             session_id,

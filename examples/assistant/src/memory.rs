@@ -14,27 +14,23 @@ const MIN_SIMILARITY: f32 = 0.35;
 /// Parameters of [`memory()`].
 #[derive(Params)]
 pub struct MemoryParams {
-    /// `store` to remember a fact, `recall` to look facts up, `forget` to drop one by id.
+    /// `store` a fact, `recall` facts or `forget` one.
     pub action: String,
-    /// The fact to remember, in the user's words; required by `store`.
+    /// The fact to remember, in the user's words.
     pub content: Option<String>,
-    /// A place: for `store`, where the fact applies; for `recall`, only facts about it.
+    /// A place: where the fact applies, or (`recall`) only facts about it.
     pub location: Option<String>,
-    /// What to look for (`recall`); give it, `location`, or both.
+    /// What to look for (`recall`).
     pub query: Option<String>,
-    /// The memory to drop, from a `recall` result; required by `forget`.
+    /// The memory to forget, from a `recall` result.
     pub id: Option<u32>,
-    /// How many memories `recall` returns, 1 to 50; default 10.
+    /// Most memories to recall, 1 to 50; default 10.
     pub top_k: TopK,
 }
 
 /// Stores facts the user asks to remember and recalls them by topic or by
-/// place. Use `store` when the user says "remember…", `recall` before
-/// answering a question about their own life or plans, `forget` when they
-/// take something back. Recall returns `items` (`id`, `content`,
-/// `location`, `score`), best first, and the `method` used: `semantic`
-/// with embeddings, `keyword` without. Only this assistant's own memory
-/// is read or written.
+/// place. Use `recall` before answering about their own life or plans,
+/// `forget` when they take something back.
 // 1.1.0: the lock's first `memory` (1.0.0) had no `forget`, `id` or `top_k`.
 #[ability(
     internal,

@@ -9,17 +9,15 @@ use crate::state::Scratch;
 /// Parameters of [`scratchpad()`].
 #[derive(Params)]
 pub struct ScratchpadParams {
-    /// The `next_cursor` of a truncated result, copied exactly.
+    /// The `next_cursor`, copied exactly.
     pub cursor: Cursor,
-    /// The most characters to return, 200 to 20000; default 4000.
+    /// Most characters to return, 200 to 20000; default 4000.
     pub max_chars: MaxChars,
 }
 
 /// Reads on from a result that was cut to fit (`truncated=true`): pass its
 /// `next_cursor` as `cursor`. Use it only when the part shown was not
-/// enough. Returns the next slice, with a new `next_cursor` while text
-/// remains. A forged or altered cursor is `invalid-cursor`; an evicted one
-/// is `scratchpad-expired`. Reads only what this session stored.
+/// enough.
 #[ability(
     internal,
     effect = read,
