@@ -73,8 +73,10 @@ fn entries(params: FindParams) -> Result<Vec<String>, ToolResult> {
 
 /// Finds tools for what the user needs and adds them to your tool list. Use it when no tool
 /// you have fits; ask for all the turn needs in one call.
+// 1.0.1: a shorter `query` description.
 #[ability(
     internal,
+    version = "1.0.1",
     effect = read,
     tooltip = "Looking for tools",
     discoverable = false,
@@ -100,8 +102,10 @@ pub async fn find_tools(params: FindParams, turn: &Turn) -> ToolResult {
 
 /// Fetches step-by-step playbooks, with the user's own rules, for tasks such as planning a
 /// trip. Use it before a multi-step task.
+// 1.0.1: a shorter `query` description.
 #[ability(
     internal,
+    version = "1.0.1",
     effect = read,
     tooltip = "Reading playbooks",
     discoverable = false,

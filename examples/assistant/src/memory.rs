@@ -31,10 +31,11 @@ pub struct MemoryParams {
 /// Stores facts the user asks to remember and recalls them by topic or by
 /// place. Use `recall` before answering about their own life or plans,
 /// `forget` when they take something back.
-// 1.1.0: the lock's first `memory` (1.0.0) had no `forget`, `id` or `top_k`.
+// 1.1.0: the lock's first `memory` (1.0.0) had no `forget`, `id` or `top_k`;
+// 1.1.1: shorter field descriptions.
 #[ability(
     internal,
-    version = "1.1.0",
+    version = "1.1.1",
     toolset = "memory",
     actions(store = [content], recall = [], forget = [id]),
     examples = [

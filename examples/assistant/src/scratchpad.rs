@@ -18,8 +18,10 @@ pub struct ScratchpadParams {
 /// Reads on from a result that was cut to fit (`truncated=true`): pass its
 /// `next_cursor` as `cursor`. Use it only when the part shown was not
 /// enough.
+// 1.0.1: shorter field descriptions.
 #[ability(
     internal,
+    version = "1.0.1",
     effect = read,
     toolset = "core",
     tooltip = "Read on from a truncated result",
