@@ -56,9 +56,12 @@
 //! ```
 //!
 //! `find_tools` activates what it injects on the turn (`Turn::activated_tools`) and returns
-//! `{"injected":[{"name","summary","parameters"}],"not_found":[…]}` (plus `ambiguous` with
-//! the qualified names to ask for), with the counts in the envelope header. `parameters` is
-//! the full JSON Schema a proxy client needs to call the tool. [`Discovery::with_profile`]
+//! `{"injected":[{"name","summary"}],"not_found":[…]}` (plus `ambiguous` with the qualified
+//! names to ask for), with the counts in the envelope header. A session's turn offers what
+//! was activated in its next request (`TurnBuilder::offers_activated_tools`), so the model
+//! reads the full definitions there; on any other turn (a call on its own, the MCP proxy)
+//! and for external tools each entry also carries `parameters`, the JSON Schema a client
+//! needs to call the tool. [`Discovery::with_profile`]
 //! limits local abilities to a profile's toolsets; [`Discovery::with_skill_rules`] adds
 //! the host's personalisation rules to the playbooks `find_skills` returns.
 //!

@@ -3,7 +3,7 @@
 
 use chalie_core::{
     Channel, descriptor::AbilityExt, descriptor::AssembleOptions, descriptor::Provider,
-    descriptor::ToolDescriptor, descriptor::assemble, registry,
+    descriptor::ToolDescriptor, descriptor::assemble, descriptor::strict_schema, registry,
 };
 use serde_json::{Value, json};
 
@@ -128,12 +128,17 @@ fn the_assembler_injects_framework_fields_and_the_action_enum() {
         background_calls: true,
     });
     let properties = &chat.parameters()["properties"];
-    assert!(properties["act_summary"].is_object());
-    // `memory` is internal: it answers at once, so it never offers `async`.
+    // `memory` is internal: it answers at once, unasked, so it offers
+    // neither a line to show while it runs nor `async`.
+    assert!(properties.get("act_summary").is_none());
     assert!(properties.get("async").is_none());
     let weather_on_chat = weather::descriptor(AssembleOptions {
         background_calls: true,
     });
+    assert_eq!(
+        weather_on_chat.parameters()["properties"]["act_summary"]["type"],
+        "string"
+    );
     assert_eq!(
         weather_on_chat.parameters()["properties"]["async"]["type"],
         "boolean"
@@ -190,5 +195,28 @@ fn descriptors_are_deterministic() {
     assert_eq!(
         weather::descriptor(AssembleOptions::default()).render(Provider::Mcp)["annotations"]["readOnlyHint"],
         true
+    );
+}
+
+#[test]
+fn the_strict_rendering_states_a_default_once() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "unit": { "type": "string", "default": "celsius", "description": "The unit; default celsius." },
+            "days": { "type": "integer", "default": 3, "description": "How many days." },
+        },
+        "required": [],
+    });
+    let strict = strict_schema(&schema);
+    // Said in the description already: not repeated.
+    assert_eq!(
+        strict["properties"]["unit"]["description"],
+        "The unit; default celsius."
+    );
+    // Not said: strict mode drops `default`, so the description carries it.
+    assert_eq!(
+        strict["properties"]["days"]["description"],
+        "How many days. Default: 3."
     );
 }

@@ -90,5 +90,47 @@ async fn on_demand_mode_lists_the_core_the_pinned_and_the_proxy() {
             "demo__web_search",
         ]
     );
+
+    // The listing never changes, so `find_tools` carries each found tool's
+    // parameters, and the proxy calls it with them.
+    let source = Arc::new(source);
+    let mut policy = Policy::new();
+    for tool in ["demo__find_tools", "demo__call_tool"] {
+        policy.set(Channel::External, tool, Setting::Allow).unwrap();
+    }
+    let dispatcher = Dispatcher::builder(chalie_core::Registry::from_entries([]).unwrap())
+        .policy(policy)
+        .external_tools(Arc::clone(&source) as Arc<dyn ExternalTools>)
+        .pin(Channel::External, ["demo__find_tools", "demo__call_tool"])
+        .build();
+    let turn = Turn::builder(Channel::External).build();
+    let found = dispatcher
+        .dispatch(
+            &turn,
+            ToolCall::new(
+                "demo__find_tools",
+                json!({ "query": [assistant::demo::DISCOVERY_REQUEST] }),
+            ),
+        )
+        .await;
+    let body = Envelope::parse(&found.envelope).unwrap().json().unwrap();
+    let weather = body["injected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "weather")
+        .unwrap_or_else(|| panic!("weather found: {}", found.envelope));
+    assert!(weather["summary"].is_string());
+    assert_eq!(weather["parameters"]["required"], json!(["location"]));
+    let called = dispatcher
+        .dispatch(
+            &turn,
+            ToolCall::new(
+                "demo__call_tool",
+                json!({ "name": "weather", "arguments": { "location": "Rome, IT" } }),
+            ),
+        )
+        .await;
+    assert!(called.envelope.contains("Cloudy"), "{}", called.envelope);
     source.disconnect().await;
 }

@@ -197,10 +197,7 @@ pub async fn record(host: &Host) -> Result<DemoRun, Box<dyn std::error::Error>> 
             "weather",
             json!({ "location": "Rome, IT", "act_summary": "Checking the weather in Rome" }),
         ),
-        Reply::tool_call(
-            "find_tools",
-            json!({ "query": [DISCOVERY_REQUEST], "act_summary": "Looking for a weather tool" }),
-        ),
+        Reply::tool_call("find_tools", json!({ "query": [DISCOVERY_REQUEST] })),
         Reply::tool_call(
             "weather",
             json!({ "location": "Rome, IT", "act_summary": "Checking the weather in Rome" }),
@@ -229,7 +226,7 @@ pub async fn record(host: &Host) -> Result<DemoRun, Box<dyn std::error::Error>> 
     let model = Narrated::new([
         Reply::tool_call(
             "find_tools",
-            json!({ "query": ["add an event to my calendar"], "act_summary": "Looking for a calendar tool" }),
+            json!({ "query": ["add an event to my calendar"] }),
         ),
         Reply::tool_call("calendar_edit", add_dinner.clone()),
         Reply::text("Done: dinner with Maria is on Thursday at 19:30."),
@@ -252,7 +249,7 @@ pub async fn record(host: &Host) -> Result<DemoRun, Box<dyn std::error::Error>> 
     let model = Narrated::new([
         Reply::tool_call(
             "find_tools",
-            json!({ "query": ["add an event to my calendar"], "act_summary": "Looking for a calendar tool" }),
+            json!({ "query": ["add an event to my calendar"] }),
         ),
         Reply::tool_call("calendar_edit", add_dinner),
         Reply::text("I could not add it from the background; I will mention it in the next chat."),

@@ -2,7 +2,9 @@
 //! model and masked cursors make it the same on every run.
 
 use assistant::IndexMode;
-use assistant::demo::{DemoPaths, prepare, run};
+use assistant::demo::{DemoPaths, DemoRun, prepare, record};
+use chalie_core::envelope::Envelope;
+use chalie_core::session::Role;
 
 /// The workspace root, where `cargo xtask fetch-model` puts the model.
 fn root() -> std::path::PathBuf {
@@ -28,7 +30,9 @@ async fn the_demo_transcript_matches_the_checked_in_one() {
         external: &[],
     };
     let host = prepare(&paths).unwrap();
-    let transcript = run(&host).await.unwrap();
+    let demo = record(&host).await.unwrap();
+    found_tools_are_described_once(&demo);
+    let transcript = demo.transcript;
     let expected_path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/assistant/demo.txt");
     if std::env::var_os("CHALIE_BLESS").is_some() {
@@ -46,6 +50,46 @@ async fn the_demo_transcript_matches_the_checked_in_one() {
         transcript.contains("event tool.failed                calendar_edit: permission-denied")
     );
     assert!(transcript.contains("truncated=true, shown_chars=400"));
+}
+
+/// In a session, `find_tools` answers with each tool's name and summary, and the model
+/// reads the tool's full definition in the next request's tool list: its schema is paid
+/// for once, not in the result and again in the list.
+fn found_tools_are_described_once(demo: &DemoRun) {
+    let registry = chalie_core::registry().unwrap();
+    let mut seen = 0;
+    for request in demo.requests.iter().map(|recorded| &recorded.request) {
+        // The results this request adds: those after the model's last reply.
+        let added = request
+            .messages
+            .iter()
+            .rev()
+            .take_while(|message| message.role == Role::Tool);
+        for message in added {
+            let envelope = Envelope::parse(&message.content).unwrap();
+            if envelope.tool != "find_tools" {
+                continue;
+            }
+            for found in envelope.json().unwrap()["injected"].as_array().unwrap() {
+                let keys: Vec<&String> = found.as_object().unwrap().keys().collect();
+                assert_eq!(keys, ["name", "summary"], "{found}");
+                let name = found["name"].as_str().unwrap();
+                let offered = request
+                    .tools
+                    .iter()
+                    .find(|tool| tool.name() == name)
+                    .unwrap_or_else(|| panic!("`{name}` is not offered after it was found"));
+                let declared = registry.get(name).unwrap().parameters();
+                for field in declared["properties"].as_object().unwrap().keys() {
+                    assert!(offered.parameters()["properties"].get(field).is_some());
+                }
+                assert_eq!(offered.parameters()["required"], declared["required"]);
+                seen += 1;
+            }
+        }
+    }
+    // weather, forecast, calendar, memory; calendar_edit, calendar twice.
+    assert_eq!(seen, 8);
 }
 
 /// What a user sees: the `assistant` binary itself, with its own paths
