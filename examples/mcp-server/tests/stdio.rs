@@ -113,7 +113,9 @@ async fn on_demand_mode_lists_the_core_the_pinned_and_the_proxy() {
             ),
         )
         .await;
-    let body = Envelope::parse(&found.envelope).unwrap().json().unwrap();
+    // The server's envelope, inside the one the consuming dispatcher renders.
+    let outer = Envelope::parse(&found.envelope).unwrap();
+    let body = Envelope::parse(&outer.content).unwrap().json().unwrap();
     let weather = body["injected"]
         .as_array()
         .unwrap()
