@@ -317,17 +317,17 @@ fn lint_fields(ability: &str, schema: &Value, path: &str, findings: &mut Vec<Lin
                 "no description; add a `///` comment saying what the field takes".into(),
             );
         } else {
-            if let Some(default) = property.get("default") {
-                if !states_default(description, default) {
-                    push(
-                        LintRule::DefaultNotMentioned,
-                        format!(
-                            "the default is {} but the description does not say so; add \"default {}\"",
-                            plain(default),
-                            plain(default)
-                        ),
-                    );
-                }
+            if let Some(default) = property.get("default")
+                && !states_default(description, default)
+            {
+                push(
+                    LintRule::DefaultNotMentioned,
+                    format!(
+                        "the default is {} but the description does not say so; add \"default {}\"",
+                        plain(default),
+                        plain(default)
+                    ),
+                );
             }
             let is_integer = property.get("type").and_then(Value::as_str) == Some("integer");
             let mut missing = Vec::new();
