@@ -344,6 +344,7 @@ fn build_into(
             source: descriptor.source.clone(),
             toolset: descriptor.toolset.clone(),
             vectors: keyed.len() - first_key,
+            reach: crate::keep::reach(&vectors),
             parameters: descriptor.parameters.clone(),
             body: descriptor.body.clone(),
         });

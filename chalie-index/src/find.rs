@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::descriptor::{Source, normalise_name};
 use crate::error::IndexError;
 use crate::index::Index;
+use crate::keep::{Ceiling, KeepRule};
 use crate::keyword::segment_gate;
 use crate::vector;
 
@@ -21,6 +22,9 @@ use crate::vector;
 /// exceed 0.8, so a ceiling cannot buy much abstention without losing recall: 0.60 abstains
 /// on 66 % of MetaTool's gold-free queries but drops recall@5 from 0.77 to 0.49.
 pub const DEFAULT_CEILING: f32 = 0.70;
+
+/// The vector rung's default keep rule (trade-off per rule in the crate README).
+pub const DEFAULT_KEEP: KeepRule = KeepRule::Within(Ceiling::Absolute(DEFAULT_CEILING));
 
 /// Temperature of the soft maximum that pools a descriptor's vectors (summary and
 /// examples) into one rank: `T·ln Σ exp(similarity / T)`. Small enough that the closest
@@ -70,8 +74,8 @@ pub struct FindOptions {
     /// Most hits one entry may add through the keyword or vector rung. There is no cap on
     /// the union over entries: every entry is answered.
     pub per_entry: usize,
-    /// Vector hits farther than this cosine distance are dropped ([`DEFAULT_CEILING`]).
-    pub ceiling: f32,
+    /// Which vector hits come back ([`DEFAULT_KEEP`]).
+    pub keep: KeepRule,
     /// Qualified names never to return, e.g. tools the conversation already has.
     pub exclude: HashSet<String>,
 }
@@ -81,7 +85,7 @@ impl Default for FindOptions {
         FindOptions {
             scope: Scope::Abilities,
             per_entry: 5,
-            ceiling: DEFAULT_CEILING,
+            keep: DEFAULT_KEEP,
             exclude: HashSet::new(),
         }
     }
@@ -270,6 +274,20 @@ impl Index {
             .collect())
     }
 
+    /// What `rule` keeps of a vector ranking (ordinal and distance, best first), each
+    /// descriptor judged with the reach its build measured.
+    pub(crate) fn kept(&self, rule: KeepRule, ranked: Vec<(usize, f32)>) -> Vec<(usize, f32)> {
+        let judged: Vec<(f32, Option<f32>)> = ranked
+            .iter()
+            .map(|&(ordinal, distance)| (distance, self.entries[ordinal].reach))
+            .collect();
+        ranked
+            .into_iter()
+            .zip(rule.keeps(&judged))
+            .filter_map(|(hit, keep)| keep.then_some(hit))
+            .collect()
+    }
+
     /// Runs the cascade for every entry independently and merges the results.
     pub fn find(
         &self,
@@ -310,10 +328,10 @@ impl Index {
             .filter(|r| matches!(r, Resolution::Pending))
         {
             let Some(query) = vectors.next() else { break };
+            let ranked = self.nearest_to(&query, options.per_entry, options)?;
             let hits: Vec<Hit> = self
-                .nearest_to(&query, options.per_entry, options)?
+                .kept(options.keep, ranked)
                 .into_iter()
-                .filter(|(_, distance)| *distance <= options.ceiling)
                 .map(|(ordinal, distance)| self.hit(ordinal, Rung::Vector, Some(distance)))
                 .collect();
             if !hits.is_empty() {
@@ -346,15 +364,25 @@ impl Index {
         count: usize,
         options: &FindOptions,
     ) -> Result<Vec<(String, f32)>, IndexError> {
+        Ok(self
+            .ranking(text, count, options)?
+            .into_iter()
+            .map(|(ordinal, distance)| (self.entries[ordinal].qualified.clone(), distance))
+            .collect())
+    }
+
+    /// [`Index::nearest`] by ordinal, what [`Index::kept`] judges.
+    pub(crate) fn ranking(
+        &self,
+        text: &str,
+        count: usize,
+        options: &FindOptions,
+    ) -> Result<Vec<(usize, f32)>, IndexError> {
         let query = self
             .embedder
             .embed_batch(&[text])?
             .pop()
             .ok_or_else(|| IndexError::Search("the embedder returned no vector".to_owned()))?;
-        Ok(self
-            .nearest_to(&query, count, options)?
-            .into_iter()
-            .map(|(ordinal, distance)| (self.entries[ordinal].qualified.clone(), distance))
-            .collect())
+        self.nearest_to(&query, count, options)
     }
 }

@@ -26,6 +26,10 @@ pub(crate) struct StoredEntry {
     pub(crate) source: Source,
     pub(crate) toolset: String,
     pub(crate) vectors: usize,
+    /// How far the descriptor's own requests land ([`crate::keep::reach`]); `None` without
+    /// example phrases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reach: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) parameters: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -102,6 +102,8 @@ mod find;
 #[cfg(feature = "engine")]
 mod index;
 #[cfg(feature = "engine")]
+mod keep;
+#[cfg(feature = "engine")]
 mod keyword;
 mod linked;
 #[cfg(feature = "engine")]
@@ -131,11 +133,13 @@ pub use embed::{EncoderWork, MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 pub use error::{EmbedError, EndpointFailure, IndexError};
 #[cfg(feature = "engine")]
 pub use find::{
-    Ambiguity, CENTROID_WEIGHT, DEFAULT_CEILING, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE,
-    Rung, Scope,
+    Ambiguity, CENTROID_WEIGHT, DEFAULT_CEILING, DEFAULT_KEEP, FindOptions, FindOutcome, Hit,
+    POOL_TEMPERATURE, Rung, Scope,
 };
 #[cfg(feature = "engine")]
 pub use index::{Index, default_index_dir};
+#[cfg(feature = "engine")]
+pub use keep::{Ceiling, KeepRule};
 #[cfg(feature = "engine")]
 pub use keyword::segment_gate;
 #[cfg(feature = "engine")]

@@ -15,7 +15,7 @@ use crate::error::IndexError;
 pub const MANIFEST_FILE: &str = "manifest.json";
 
 /// Bumped whenever the artifact layout changes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Identity of the embedder an index was built with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,14 +9,14 @@ use serde_json::Value;
 
 use super::Outcome;
 use crate::catalog::read_tools;
-use crate::{Descriptor, FindOptions, Index};
+use crate::{Ceiling, Descriptor, FindOptions, Index, KeepRule};
 
 mod cache;
 mod rules;
 use super::progress::{Progress, build_listener};
 use cache::CachingEmbedder;
 
-const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N] [--ceiling X] [--foreign FILE]... [--unservable FILE]... [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N [--examples-for all|half]] [--ceiling X] [--foreign FILE]... [--unservable FILE]... [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 pub(super) struct Query {
     pub(super) text: String,
@@ -71,6 +71,11 @@ impl Tally {
         self.count += 1.0;
     }
 
+    /// Recall@5 over the queries added.
+    pub(super) fn r5(&self) -> f64 {
+        self.recall[2] / self.count.max(1.0)
+    }
+
     pub(super) fn row(&self, label: &str) -> String {
         let n = self.count.max(1.0);
         format!(
@@ -90,7 +95,8 @@ impl Tally {
 pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     let (mut tools, mut queries_path, mut examples_from) = (None, None, None);
     let mut examples_per_tool = 8usize;
-    let mut ceiling = crate::DEFAULT_CEILING;
+    let mut keep = crate::DEFAULT_KEEP;
+    let mut half_with_examples = false;
     let mut model = task.model.clone();
     let mut endpoint = task.endpoint.clone();
     let mut cache_dir = None;
@@ -115,7 +121,16 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
             "--queries" => queries_path = Some(PathBuf::from(value()?)),
             "--examples-from" => examples_from = Some(PathBuf::from(value()?)),
             "--examples" => examples_per_tool = value()?.parse()?,
-            "--ceiling" => ceiling = value()?.parse()?,
+            "--ceiling" => keep = KeepRule::Within(Ceiling::Absolute(value()?.parse()?)),
+            "--examples-for" => {
+                half_with_examples = match value()?.as_str() {
+                    "all" => false,
+                    "half" => true,
+                    other => {
+                        return Err(format!("`--examples-for {other}`: all or half\n{USAGE}").into());
+                    }
+                }
+            }
             "--model" => model = PathBuf::from(value()?),
             "--cache" => cache_dir = Some(PathBuf::from(value()?)),
             "--foreign" => foreign_paths.push((PathBuf::from(value()?), false)),
@@ -132,6 +147,14 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         descriptors.iter_mut().for_each(|d| d.parameters = None);
     }
     let mut queries = read_queries(&queries_path)?;
+    // Half A: the tools on the catalog's odd lines (first, third, ...), which alone get
+    // examples with `--examples-for half`; every run reports recall per half, so a mixed
+    // catalog's halves compare with the same queries in the all-or-nothing runs.
+    let half_a: HashSet<String> = descriptors
+        .iter()
+        .step_by(2)
+        .map(|d| d.name.clone())
+        .collect();
 
     // Example phrases: the first N single-tool queries of each tool, taken out of evaluation
     // when they come from the evaluated file.
@@ -141,7 +164,11 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
             std::fs::canonicalize(path).ok() == std::fs::canonicalize(&queries_path).ok();
         let mut by_tool: HashMap<&str, Vec<&str>> = HashMap::new();
         let mut used: HashSet<String> = HashSet::new();
-        for query in source.iter().filter(|q| q.gold.len() == 1) {
+        let gets_examples = |tool: &str| !half_with_examples || half_a.contains(tool);
+        for query in source
+            .iter()
+            .filter(|q| q.gold.len() == 1 && gets_examples(&q.gold[0]))
+        {
             let list = by_tool.entry(query.gold[0].as_str()).or_default();
             if list.len() < examples_per_tool {
                 list.push(&query.text);
@@ -202,7 +229,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     );
 
     let options = FindOptions {
-        ceiling,
+        keep,
         ..FindOptions::default()
     };
     let (mut cascade, mut raw) = (Tally::default(), Tally::default());
@@ -217,11 +244,12 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         let ranked: Vec<String> = outcome.injected.iter().map(|h| h.name.clone()).collect();
         cascade.add(&ranked, &query.gold);
 
-        let nearest = index.nearest(&query.text, 5, &FindOptions::default())?;
-        raw.add(
-            &nearest.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
-            &query.gold,
-        );
+        let ranked = index.ranking(&query.text, options.per_entry, &FindOptions::default())?;
+        let names: Vec<String> = ranked
+            .iter()
+            .map(|(ordinal, _)| index.entries[*ordinal].qualified.clone())
+            .collect();
+        raw.add(&names, &query.gold);
 
         let without_gold = FindOptions {
             exclude: query.gold.iter().cloned().collect(),
@@ -230,18 +258,23 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         if index.find(&entry, &without_gold)?.injected.is_empty() {
             abstained += 1;
         }
-        let best_without_gold = index
-            .nearest(&query.text, 1, &without_gold)?
-            .first()
-            .map_or(f32::INFINITY, |h| h.1);
+        let in_a = |tool: &String| half_a.contains(tool);
+        let half = if query.gold.iter().all(in_a) {
+            rules::Half::A
+        } else if query.gold.iter().any(in_a) {
+            rules::Half::Both
+        } else {
+            rules::Half::B
+        };
         sweep_rows.push(rules::Row {
-            ranked: nearest,
-            best_without_gold,
+            ranked,
+            without_gold: index.ranking(&query.text, options.per_entry, &without_gold)?,
             gold: &query.gold,
+            half,
         });
     }
     drop(progress);
-    let (mut foreign_best, mut foreign_abstained) = (Vec::new(), 0usize);
+    let (mut foreign_ranked, mut foreign_abstained) = (Vec::new(), 0usize);
     for text in &foreign {
         if index
             .find(std::slice::from_ref(text), &options)?
@@ -250,8 +283,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         {
             foreign_abstained += 1;
         }
-        let best = index.nearest(text, 1, &FindOptions::default())?;
-        foreign_best.push(best.first().map_or(f32::INFINITY, |h| h.1));
+        foreign_ranked.push(index.ranking(text, options.per_entry, &FindOptions::default())?);
     }
     let n = queries.len().max(1) as f64;
     println!(
@@ -262,12 +294,15 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         queries.len()
     );
     if examples_from.is_some() {
-        println!("examples: up to {examples_per_tool} per tool");
+        let which = if half_with_examples {
+            "half A's tools"
+        } else {
+            "every tool"
+        };
+        println!("examples: up to {examples_per_tool} per tool, for {which}");
     }
-    println!(
-        "{}",
-        cascade.row(&format!("cascade (ceiling {ceiling:.2})"))
-    );
+    println!("cascade: {keep}");
+    println!("{}", cascade.row("cascade"));
     println!("{}", raw.row("raw KNN order"));
     println!("abstention with gold removed: {:.3}", abstained as f64 / n);
     if !foreign.is_empty() {
@@ -282,7 +317,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
                 .join(", ")
         );
     }
-    print!("{}", rules::table(&sweep_rows, &foreign_best));
+    print!("{}", rules::table(&index, &sweep_rows, &foreign_ranked));
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The cascade rules, with the deterministic test embedder.
 
-use chalie_index::{FindOptions, Rung};
+use chalie_index::{Ceiling, FindOptions, KeepRule, Rung};
 
 use crate::support::{build, catalog, entries, local};
 
@@ -32,7 +32,7 @@ fn keyword_rejects_incidental_substrings() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
     let options = FindOptions {
-        ceiling: 0.0,
+        keep: KeepRule::Within(Ceiling::Absolute(0.0)),
         ..FindOptions::default()
     };
     let outcome = index.find(&entries(&["all"]), &options).expect("find");
@@ -69,7 +69,7 @@ fn non_discoverable_never_surfaces() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
     let options = FindOptions {
-        ceiling: 2.0,
+        keep: KeepRule::Within(Ceiling::Absolute(2.0)),
         per_entry: 100,
         ..FindOptions::default()
     };
@@ -95,7 +95,7 @@ fn vector_rung_and_union_over_entries() {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = build(dir.path(), &catalog());
     let options = FindOptions {
-        ceiling: 0.9,
+        keep: KeepRule::Within(Ceiling::Absolute(0.9)),
         ..FindOptions::default()
     };
     let outcome = index

@@ -1,128 +1,127 @@
-//! The eval's trade-off table: keep rules for the vector rung applied to the raw rankings,
-//! each swept over its ceiling, scored on recall and on two kinds of abstention.
+//! The eval's trade-off table: the cascade's keep rules ([`KeepRule`]) applied by the
+//! index itself to each query's raw ranking, scored on recall (over all queries and per half
+//! of the catalog) and on two kinds of abstention.
 
 use super::Tally;
+use crate::{Ceiling, Index, KeepRule};
 
-/// One in-catalog query: its raw ranking with distances, the distance of the nearest tool
-/// once its gold tools are removed, and its gold tools.
+/// Which half of the catalog a query's gold tools belong to: in a mixed catalog
+/// (`--examples-for half`) half A has example phrases and half B none.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Half {
+    A,
+    B,
+    Both,
+}
+
+/// One in-catalog query: its raw ranking, the ranking once its gold tools are removed (both
+/// as ordinal and distance, best first), its gold tools and their half.
 pub(super) struct Row<'a> {
-    pub(super) ranked: Vec<(String, f32)>,
-    pub(super) best_without_gold: f32,
+    pub(super) ranked: Vec<(usize, f32)>,
+    pub(super) without_gold: Vec<(usize, f32)>,
     pub(super) gold: &'a [String],
+    pub(super) half: Half,
 }
 
-/// A keep rule: which of a raw ranking (best first, cosine distances) the rung returns.
-#[derive(Clone, Copy)]
-enum Rule {
-    /// Every neighbour within the ceiling (the cascade's rule).
-    Ceiling,
-    /// Nothing unless the best neighbour is within the ceiling; then the others within
-    /// `margin` of the best's distance.
-    Relative { margin: f32 },
-}
-
-impl Rule {
-    fn label(self) -> String {
-        match self {
-            Rule::Ceiling => "absolute ceiling".to_owned(),
-            Rule::Relative { margin } if margin.is_infinite() => {
-                "best within ceiling, then all top 5".to_owned()
-            }
-            Rule::Relative { margin } => format!("best within ceiling, then best + {margin:.2}"),
+/// The rules the table sweeps: the absolute ceiling, a ceiling per kind of descriptor and a
+/// ceiling calibrated per descriptor, each keeping what passes or, once one passes, the
+/// whole ranking.
+fn rules() -> Vec<KeepRule> {
+    let mut ceilings: Vec<Ceiling> = [0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
+        .into_iter()
+        .map(Ceiling::Absolute)
+        .collect();
+    for without_examples in [0.70, 0.75] {
+        for with_examples in [0.50, 0.55, 0.60, 0.65] {
+            ceilings.push(Ceiling::PerKind {
+                with_examples,
+                without_examples,
+            });
+        }
+        for margin in [0.0, 0.05, 0.10, 0.15, 0.20] {
+            ceilings.push(Ceiling::Calibrated {
+                margin,
+                without_examples,
+            });
         }
     }
-
-    fn keep(self, ranked: &[(String, f32)], ceiling: f32) -> Vec<String> {
-        let Some(best) = ranked.first().map(|(_, d)| *d) else {
-            return Vec::new();
-        };
-        let bound = match self {
-            Rule::Ceiling => ceiling,
-            Rule::Relative { .. } if best > ceiling => return Vec::new(),
-            Rule::Relative { margin } => best + margin,
-        };
-        ranked
-            .iter()
-            .filter(|(_, d)| *d <= bound)
-            .map(|(n, _)| n.clone())
-            .collect()
-    }
+    let within = ceilings.iter().map(|c| KeepRule::Within(*c));
+    let whole = ceilings
+        .iter()
+        .map(|c| KeepRule::WholeRankingOncePassed(*c));
+    within.chain(whole).collect()
 }
 
-/// The table: per rule and ceiling, R@5 and mean set over `rows`, abstention with the gold
-/// tools removed, and abstention on `foreign` (each out-of-catalog request's best distance).
-pub(super) fn table(rows: &[Row<'_>], foreign: &[f32]) -> String {
-    let n = rows.len().max(1) as f64;
+/// The table: per rule, R@5 and mean set over `rows` (and R@5 per half when both halves have
+/// queries), abstention with the gold tools removed, and abstention on `foreign` (each
+/// out-of-catalog request's raw ranking).
+pub(super) fn table(index: &Index, rows: &[Row<'_>], foreign: &[Vec<(usize, f32)>]) -> String {
+    let halves = [Half::A, Half::B].map(|h| rows.iter().filter(|r| r.half == h).count());
+    let split = halves.iter().all(|n| *n > 0);
     let mut out = String::from(
-        "\nkeep rules (vector rung): ceiling, R@5, mean-set, abstention gold removed, abstention out of catalog\n",
+        "\nkeep rules (vector rung): R@5, mean set, abstention gold removed, abstention out of catalog",
     );
-    let rules = [
-        Rule::Ceiling,
-        Rule::Relative { margin: 0.05 },
-        Rule::Relative { margin: 0.10 },
-        Rule::Relative {
-            margin: f32::INFINITY,
-        },
-    ];
-    for rule in rules {
-        out += &format!("{}\n", rule.label());
-        for step in 0..=8 {
-            let ceiling = 0.45 + 0.05 * step as f32;
-            let mut tally = Tally::default();
-            let mut abstained = 0usize;
-            for row in rows {
-                tally.add(&rule.keep(&row.ranked, ceiling), row.gold);
-                // Every rule abstains exactly when the best remaining neighbour is past
-                // the ceiling.
-                if row.best_without_gold > ceiling {
-                    abstained += 1;
-                }
-            }
-            let foreign_abstained = foreign.iter().filter(|d| **d > ceiling).count();
-            let out_of_catalog = if foreign.is_empty() {
-                "-".to_owned()
-            } else {
-                format!("{:.3}", foreign_abstained as f64 / foreign.len() as f64)
-            };
-            out += &format!(
-                "  {ceiling:.2}  {:.3}  {:.2}  {:.3}  {out_of_catalog}\n",
-                tally.recall[2] / n,
-                tally.size / n,
-                abstained as f64 / n,
-            );
+    if split {
+        out += &format!(
+            ", R@5 half A ({} q.), R@5 half B ({} q.)",
+            halves[0], halves[1]
+        );
+    }
+    out += "\n";
+    let names = |kept: Vec<(usize, f32)>| -> Vec<String> {
+        kept.into_iter()
+            .map(|(ordinal, _)| index.entries[ordinal].qualified.clone())
+            .collect()
+    };
+    if split {
+        let mut by_half = [Tally::default(), Tally::default()];
+        for row in rows.iter().filter(|r| r.half != Half::Both) {
+            let ranked = names(row.ranked.clone());
+            by_half[usize::from(row.half == Half::B)].add(&ranked, row.gold);
         }
+        out += &format!(
+            "  {:<62} R@5 half A {:.3}, half B {:.3}\n",
+            "raw ranking",
+            by_half[0].r5(),
+            by_half[1].r5()
+        );
+    }
+    for rule in rules() {
+        let (mut tally, mut by_half) = (Tally::default(), [Tally::default(), Tally::default()]);
+        let mut abstained = 0usize;
+        for row in rows {
+            let kept = names(index.kept(rule, row.ranked.clone()));
+            tally.add(&kept, row.gold);
+            match row.half {
+                Half::A => by_half[0].add(&kept, row.gold),
+                Half::B => by_half[1].add(&kept, row.gold),
+                Half::Both => {}
+            }
+            if index.kept(rule, row.without_gold.clone()).is_empty() {
+                abstained += 1;
+            }
+        }
+        let out_of_catalog = if foreign.is_empty() {
+            "-".to_owned()
+        } else {
+            let abstained = foreign
+                .iter()
+                .filter(|ranked| index.kept(rule, (*ranked).clone()).is_empty())
+                .count();
+            format!("{:.3}", abstained as f64 / foreign.len() as f64)
+        };
+        let n = rows.len().max(1) as f64;
+        out += &format!(
+            "  {:<62} {:.3}  {:.2}  {:.3}  {out_of_catalog}",
+            rule.to_string(),
+            tally.recall[2] / n,
+            tally.size / n,
+            abstained as f64 / n,
+        );
+        if split {
+            out += &format!("  {:.3}  {:.3}", by_half[0].r5(), by_half[1].r5());
+        }
+        out += "\n";
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ranked(distances: &[f32]) -> Vec<(String, f32)> {
-        distances
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (format!("t{i}"), *d))
-            .collect()
-    }
-
-    #[test]
-    fn the_relative_rule_keeps_what_the_ceiling_cuts_once_the_best_passes() {
-        let list = ranked(&[0.60, 0.68, 0.74, 0.90]);
-        assert_eq!(Rule::Ceiling.keep(&list, 0.70), ["t0", "t1"]);
-        assert_eq!(
-            Rule::Relative { margin: 0.15 }.keep(&list, 0.70),
-            ["t0", "t1", "t2"]
-        );
-        assert_eq!(
-            Rule::Relative {
-                margin: f32::INFINITY
-            }
-            .keep(&list, 0.70)
-            .len(),
-            4
-        );
-        assert!(Rule::Relative { margin: 0.15 }.keep(&list, 0.55).is_empty());
-    }
 }
