@@ -71,8 +71,8 @@
 //!    sources own is refused as ambiguous, never guessed.
 //! 2. **Name keyword**: trigram search over names (tantivy), kept only when every word of the
 //!    entry lines up with a segment of the name ([`segment_gate`]).
-//! 3. **Vector**: nearest summaries and examples (usearch, cosine), kept under a distance
-//!    ceiling ([`DEFAULT_CEILING`]).
+//! 3. **Vector**: nearest summaries and examples (usearch, cosine), kept by a rule on their
+//!    distances ([`DEFAULT_KEEP`], [`KeepRule`]).
 //!
 //! # Features
 //!
@@ -133,8 +133,8 @@ pub use embed::{EncoderWork, MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 pub use error::{EmbedError, EndpointFailure, IndexError};
 #[cfg(feature = "engine")]
 pub use find::{
-    Ambiguity, CENTROID_WEIGHT, DEFAULT_CEILING, DEFAULT_KEEP, FindOptions, FindOutcome, Hit,
-    POOL_TEMPERATURE, Rung, Scope,
+    Ambiguity, CENTROID_WEIGHT, DEFAULT_KEEP, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE,
+    Rung, SUMMARY_ONLY_CREDIT, Scope,
 };
 #[cfg(feature = "engine")]
 pub use index::{Index, default_index_dir};

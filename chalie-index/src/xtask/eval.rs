@@ -16,7 +16,7 @@ mod rules;
 use super::progress::{Progress, build_listener};
 use cache::CachingEmbedder;
 
-const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N [--examples-for all|half]] [--ceiling X] [--foreign FILE]... [--unservable FILE]... [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
+const USAGE: &str = "usage: cargo xtask eval --tools FILE --queries FILE [--examples-from FILE --examples N [--examples-for all|half]] [--ceiling X] [--credit X] [--foreign FILE]... [--unservable FILE]... [--no-parameters] [--model DIR] [--cache DIR] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 pub(super) struct Query {
     pub(super) text: String,
@@ -97,6 +97,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
     let mut examples_per_tool = 8usize;
     let mut keep = crate::DEFAULT_KEEP;
     let mut half_with_examples = false;
+    let mut credit = crate::SUMMARY_ONLY_CREDIT;
     let mut model = task.model.clone();
     let mut endpoint = task.endpoint.clone();
     let mut cache_dir = None;
@@ -122,12 +123,15 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
             "--examples-from" => examples_from = Some(PathBuf::from(value()?)),
             "--examples" => examples_per_tool = value()?.parse()?,
             "--ceiling" => keep = KeepRule::Within(Ceiling::Absolute(value()?.parse()?)),
+            "--credit" => credit = value()?.parse()?,
             "--examples-for" => {
                 half_with_examples = match value()?.as_str() {
                     "all" => false,
                     "half" => true,
                     other => {
-                        return Err(format!("`--examples-for {other}`: all or half\n{USAGE}").into());
+                        return Err(
+                            format!("`--examples-for {other}`: all or half\n{USAGE}").into()
+                        );
                     }
                 }
             }
@@ -230,6 +234,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
 
     let options = FindOptions {
         keep,
+        summary_only_credit: credit,
         ..FindOptions::default()
     };
     let (mut cascade, mut raw) = (Tally::default(), Tally::default());
@@ -244,7 +249,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         let ranked: Vec<String> = outcome.injected.iter().map(|h| h.name.clone()).collect();
         cascade.add(&ranked, &query.gold);
 
-        let ranked = index.ranking(&query.text, options.per_entry, &FindOptions::default())?;
+        let ranked = index.ranking(&query.text, options.per_entry, &options)?;
         let names: Vec<String> = ranked
             .iter()
             .map(|(ordinal, _)| index.entries[*ordinal].qualified.clone())
@@ -283,7 +288,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         {
             foreign_abstained += 1;
         }
-        foreign_ranked.push(index.ranking(text, options.per_entry, &FindOptions::default())?);
+        foreign_ranked.push(index.ranking(text, options.per_entry, &options)?);
     }
     let n = queries.len().max(1) as f64;
     println!(
@@ -301,7 +306,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         };
         println!("examples: up to {examples_per_tool} per tool, for {which}");
     }
-    println!("cascade: {keep}");
+    println!("cascade: {keep}; summary-only credit {credit:.2}");
     println!("{}", cascade.row("cascade"));
     println!("{}", raw.row("raw KNN order"));
     println!("abstention with gold removed: {:.3}", abstained as f64 / n);

@@ -100,12 +100,14 @@ commands:
         [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                build (or check) the discovery index of the linked
                                abilities, skill playbooks and external tools
-  eval --tools F --queries F [--examples-from F --examples N] [--ceiling X]
+  eval --tools F --queries F [--examples-from F --examples N [--examples-for all|half]]
+       [--ceiling X] [--credit X]
        [--foreign F]... [--unservable F]... [--no-parameters] [--model DIR] [--cache DIR]
        [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                retrieval quality of the cascade on a labelled catalog;
                                --foreign / --unservable add out-of-catalog requests
-                               (all of F, or F's unservable lines) for abstention
+                               (all of F, or F's unservable lines) for abstention;
+                               --examples-for half gives examples to every other tool
   golden FILE.jsonl [--min-recall X] [--min-abstention X]
        [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                find_tools on the built index over a committed set of

@@ -167,3 +167,62 @@ fn a_descriptor_with_two_examples_or_more_also_gets_a_centroid_vector() {
         Some("weather")
     );
 }
+
+/// A catalog of both kinds: `chat` with example phrases, `send_email` with a summary alone.
+fn mixed() -> Vec<chalie_index::Descriptor> {
+    let mut chat = local("chat", "Chat with a colleague");
+    chat.examples = entries(&[
+        "send bob a message about lunch",
+        "send a message to bob about lunch",
+        "tell bob about lunch",
+        "ping bob about the meeting",
+    ]);
+    let email = local("send_email", "Send an email to someone about something");
+    vec![chat, email]
+}
+
+fn names(outcome: &chalie_index::FindOutcome) -> Vec<&str> {
+    outcome.injected.iter().map(|h| h.name.as_str()).collect()
+}
+
+#[test]
+fn a_summary_alone_is_not_crowded_out_by_example_phrases() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let index = build(dir.path(), &mixed());
+    let query = entries(&["send an email to bob about lunch"]);
+    let keep_all = FindOptions {
+        keep: KeepRule::Within(Ceiling::Absolute(2.0)),
+        ..FindOptions::default()
+    };
+    let credited = index.find(&query, &keep_all).expect("find");
+    let uncredited = FindOptions {
+        summary_only_credit: 0.0,
+        ..keep_all
+    };
+    let crowded = index.find(&query, &uncredited).expect("find");
+    assert_eq!(names(&credited), ["send_email", "chat"], "{credited:?}");
+    assert_eq!(names(&crowded), ["chat", "send_email"], "{crowded:?}");
+}
+
+#[test]
+fn each_kind_of_descriptor_meets_its_own_ceiling() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let index = build(dir.path(), &mixed());
+    let query = entries(&["send an email to bob about lunch"]);
+    let only = |with_examples, without_examples| {
+        let options = FindOptions {
+            keep: KeepRule::Within(Ceiling::PerKind {
+                with_examples,
+                without_examples,
+            }),
+            ..FindOptions::default()
+        };
+        let outcome = index.find(&query, &options).expect("find");
+        names(&outcome)
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(only(2.0, 0.0), ["chat"]);
+    assert_eq!(only(0.0, 2.0), ["send_email"]);
+}
