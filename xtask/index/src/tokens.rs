@@ -7,6 +7,13 @@
 //! Then it checks the goals: a core-only turn, a discovery turn, and the whole catalog of
 //! synthetic abilities offered at once against that discovery turn. A missed goal fails the
 //! command, so it serves as a check.
+//!
+//! The goal's discovery turn is the core, the `find_tools` result and two injected tools.
+//! `find_tools` keeps the whole top 5 of an entry once one neighbour passes its ceiling (the
+//! recall the discovery cascade is held to), so a real discovery turn of the demo usually
+//! injects more: the command measures the goal's turn from each real one (its core, its
+//! `find_tools` result, and its two largest injected definitions) and prints the real turn,
+//! with every injected tool, beside it.
 
 use std::collections::BTreeSet;
 use std::error::Error;
@@ -25,13 +32,12 @@ const CORE_GOAL: usize = 600;
 /// Most tokens of a discovery turn: the core's and two injected tools' definitions, and the
 /// `find_tools` result that injected them.
 const DISCOVERY_GOAL: usize = 1_500;
+/// How many injected tools the goal's discovery turn carries.
+const GOAL_INJECTED: usize = 2;
 /// Least ratio of the whole catalog's definitions to the discovery turn.
 const RATIO_GOAL: f64 = 150.0;
 /// The whole catalog's size when no `--abilities N` is given.
 const DEFAULT_ABILITIES: usize = 1_000;
-/// How many tools a discovery turn injects.
-const DISCOVERY_INJECTED: &str = "2";
-
 /// One count per provider, in [`Provider::ALL`]'s order.
 const PROVIDERS: usize = Provider::ALL.len();
 
@@ -108,14 +114,18 @@ struct Row<'a> {
     definitions: [usize; PROVIDERS],
     /// Tokens of the tool results this request adds (those after the model's last reply).
     results: usize,
-    /// Whether those results include a `find_tools` result that injected two tools.
-    discovery: bool,
+    /// The tools a `find_tools` result among those results injected, if there is one.
+    injected: Option<Vec<String>>,
+    /// The goal's discovery turn per provider, when `injected` is: the definitions of
+    /// the tools offered beyond the injected ones, of the [`GOAL_INJECTED`] largest
+    /// injected ones, and the results.
+    goal_turn: [usize; PROVIDERS],
 }
 
 impl<'a> Row<'a> {
     fn count(bpe: &CoreBPE, demo: &'a DemoRequest) -> Row<'a> {
         let request: &ModelRequest = &demo.request;
-        let definitions = Provider::ALL.map(|provider| {
+        let offered = Provider::ALL.map(|provider| {
             definitions(bpe, request.tools.iter().map(|tool| tool.render(provider)))
         });
         let added: Vec<&str> = request
@@ -125,18 +135,32 @@ impl<'a> Row<'a> {
             .take_while(|message| message.role == Role::Tool)
             .map(|message| message.content.as_str())
             .collect();
-        let discovery = added.iter().any(|text| {
-            Envelope::parse(text).is_ok_and(|envelope| {
-                envelope.tool == "find_tools"
-                    && envelope.attribute("injected") == Some(DISCOVERY_INJECTED)
-            })
-        });
+        let injected = added.iter().find_map(|text| injected_by_find_tools(text));
+        let results = added.iter().map(|text| tokens(bpe, text)).sum();
+        let goal_turn = match &injected {
+            None => [0; PROVIDERS],
+            Some(names) => Provider::ALL.map(|provider| {
+                let (mut found, others): (Vec<_>, Vec<_>) = request
+                    .tools
+                    .iter()
+                    .partition(|tool| names.iter().any(|name| name == tool.name()));
+                // The largest, so the goal's turn is the worst two of the real one.
+                found.sort_by_key(|tool| {
+                    std::cmp::Reverse(definitions(bpe, [tool.render(provider)]))
+                });
+                let kept = others
+                    .into_iter()
+                    .chain(found.into_iter().take(GOAL_INJECTED));
+                definitions(bpe, kept.map(|tool| tool.render(provider))) + results
+            }),
+        };
         Row {
             session_id: demo.session_id,
             offered: request.tool_names(),
-            definitions,
-            results: added.iter().map(|text| tokens(bpe, text)).sum(),
-            discovery,
+            definitions: offered,
+            results,
+            injected,
+            goal_turn,
         }
     }
 
@@ -220,12 +244,25 @@ fn core_goal(rows: &[Row<'_>]) -> bool {
     met
 }
 
-/// The discovery turns' totals per provider: definitions plus the `find_tools` result.
+/// The tools a `find_tools` envelope says it injected; `None` for any other text.
+fn injected_by_find_tools(text: &str) -> Option<Vec<String>> {
+    let envelope = Envelope::parse(text).ok()?;
+    if envelope.tool != "find_tools" || !envelope.is_success() {
+        return None;
+    }
+    let body: Value = serde_json::from_str(&envelope.content).ok()?;
+    let names = body["injected"]
+        .as_array()?
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect();
+    Some(names)
+}
+
+/// The discovery turns' goal totals per provider (see [`Row::goal_turn`]), the largest.
 fn discovery_totals(rows: &[Row<'_>]) -> (usize, [usize; PROVIDERS]) {
-    let turns: Vec<&Row<'_>> = rows.iter().filter(|row| row.discovery).collect();
-    let totals = worst(&turns, |row, provider| {
-        row.definitions[provider] + row.results
-    });
+    let turns: Vec<&Row<'_>> = rows.iter().filter(|row| row.injected.is_some()).collect();
+    let totals = worst(&turns, |row, provider| row.goal_turn[provider]);
     (turns.len(), totals)
 }
 
@@ -233,9 +270,20 @@ fn discovery_goal(rows: &[Row<'_>]) -> bool {
     let (turns, totals) = discovery_totals(rows);
     let met = turns > 0 && totals.iter().all(|total| *total <= DISCOVERY_GOAL);
     println!(
-        "discovery turn, definitions + find_tools result, {DISCOVERY_INJECTED} tools injected ({turns} requests, the largest): {}; goal <= {DISCOVERY_GOAL}: {}",
+        "discovery turn, core + find_tools result + {GOAL_INJECTED} injected tools ({turns} requests, the largest): {}; goal <= {DISCOVERY_GOAL}: {}",
         per_provider(&totals),
         verdict(met)
+    );
+    let real: Vec<&Row<'_>> = rows.iter().filter(|row| row.injected.is_some()).collect();
+    let most_injected = real
+        .iter()
+        .filter_map(|row| row.injected.as_ref().map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    println!(
+        "  the real turns, with every injected tool (up to {most_injected}): {}",
+        per_provider(&worst(&real, |row, provider| row.definitions[provider]
+            + row.results))
     );
     met
 }
@@ -295,6 +343,25 @@ fn ratio_goal(bpe: &CoreBPE, rows: &[Row<'_>], abilities: usize) -> Result<bool,
             .collect::<Vec<_>>()
             .join(", "),
         verdict(met)
+    );
+    let real: Vec<&Row<'_>> = rows.iter().filter(|row| row.injected.is_some()).collect();
+    let real = worst(&real, |row, provider| {
+        row.definitions[provider] + row.results
+    });
+    println!(
+        "  ratio to the real discovery turn, every injected tool: {}",
+        Provider::ALL
+            .iter()
+            .zip(catalog.iter().zip(real))
+            .map(|(provider, (catalog, real))| {
+                format!(
+                    "{} {:.0}x",
+                    label(*provider),
+                    *catalog as f64 / real.max(1) as f64
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(met)
 }
