@@ -19,7 +19,8 @@ pub static ABILITIES: [AbilityEntry];
 pub struct AbilityEntry {
     spec: &'static AbilitySpec,
     parameters: fn() -> &'static Value,
-    prepare: fn(&Value) -> Result<PreparedCall, ParamErrors>,
+    prepare: fn(&Value, Turn) -> Result<PreparedCall, ParamErrors>,
+    check: fn(&Value) -> Result<(), ParamErrors>,
 }
 
 impl std::fmt::Debug for AbilityEntry {
@@ -37,17 +38,13 @@ impl std::fmt::Debug for AbilityEntry {
 /// the crate: running an ability any other way would skip reachability,
 /// the gate, the trail and panic catching.
 pub(crate) struct PreparedCall {
-    run: Box<dyn FnOnce(Turn) -> BoxFuture<'static, ToolResult> + Send>,
+    /// The ability's future over the parsed parameters, not yet polled:
+    /// `#[ability]`'s `call` is one `async move` block, so nothing of the
+    /// ability runs until the dispatcher polls it, after the gate.
+    pub(crate) future: BoxFuture<'static, ToolResult>,
     /// The qualifier the ability derived from the parsed values, if any
     /// (see [`Ability::permission`]).
     pub(crate) permission: Option<String>,
-}
-
-impl PreparedCall {
-    /// Runs the ability on the parsed parameters.
-    pub(crate) fn run(self, turn: Turn) -> BoxFuture<'static, ToolResult> {
-        (self.run)(turn)
-    }
 }
 
 impl std::fmt::Debug for PreparedCall {
@@ -56,13 +53,18 @@ impl std::fmt::Debug for PreparedCall {
     }
 }
 
-fn prepare<A: Ability>(arguments: &Value) -> Result<PreparedCall, ParamErrors> {
+fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, ParamErrors> {
     let params = <A::Params as Params>::from_arguments(arguments)?;
     let permission = A::permission(&params);
+    // The future owns the parameters, so they need no box of their own.
     Ok(PreparedCall {
-        run: Box::new(move |turn| A::call(params, turn)),
+        future: A::call(params, turn),
         permission,
     })
+}
+
+fn check<A: Ability>(arguments: &Value) -> Result<(), ParamErrors> {
+    <A::Params as Params>::from_arguments(arguments).map(drop)
 }
 
 impl AbilityEntry {
@@ -72,6 +74,7 @@ impl AbilityEntry {
             spec: A::SPEC,
             parameters: A::parameters,
             prepare: prepare::<A>,
+            check: check::<A>,
         }
     }
 
@@ -91,9 +94,14 @@ impl AbilityEntry {
     }
 
     /// Parses the model's arguments (framework fields already removed) into
-    /// a call ready to run, or every problem with them.
-    pub(crate) fn prepare(&self, arguments: &Value) -> Result<PreparedCall, ParamErrors> {
-        (self.prepare)(arguments)
+    /// a call ready to run with `turn` (bound to the call), or every
+    /// problem with them.
+    pub(crate) fn prepare(
+        &self,
+        arguments: &Value,
+        turn: Turn,
+    ) -> Result<PreparedCall, ParamErrors> {
+        (self.prepare)(arguments, turn)
     }
 
     /// Checks the model's arguments (framework fields already removed)
@@ -101,7 +109,7 @@ impl AbilityEntry {
     /// problem, as the dispatcher would report it. To run the ability, go
     /// through a [`Dispatcher`](crate::Dispatcher).
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), ParamErrors> {
-        (self.prepare)(arguments).map(drop)
+        (self.check)(arguments)
     }
 }
 

@@ -145,12 +145,13 @@ pub struct ActionRecord {
 }
 
 /// A name a turn or a trail entry carries: the registry's own, shared
-/// between clones, or moved in.
+/// between clones, moved in, or a call id the dispatcher numbered.
 #[derive(Debug, Clone)]
 pub(crate) enum Name {
     Static(&'static str),
     Shared(Arc<str>),
     Owned(String),
+    Numbered(NumberedId),
 }
 
 impl std::ops::Deref for Name {
@@ -161,7 +162,46 @@ impl std::ops::Deref for Name {
             Name::Static(name) => name,
             Name::Shared(name) => name,
             Name::Owned(name) => name,
+            Name::Numbered(id) => id.as_str(),
         }
+    }
+}
+
+/// `call-` and a number, the id of a call that came without a provider's:
+/// written inline, since it is made on every such call and copied to its
+/// bound turn and its trail entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NumberedId {
+    /// `call-` and at most 20 digits, right-aligned.
+    text: [u8; 25],
+    start: u8,
+}
+
+impl NumberedId {
+    pub(crate) fn new(number: u64) -> Self {
+        // Written back to front, without the formatting machinery.
+        let mut text = [0u8; 25];
+        let mut start = text.len();
+        let mut rest = number;
+        loop {
+            start -= 1;
+            text[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        start -= 5;
+        text[start..start + 5].copy_from_slice(b"call-");
+        Self {
+            text,
+            start: start as u8,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // ASCII by construction; the fallback only keeps this free of panics.
+        std::str::from_utf8(&self.text[usize::from(self.start)..]).unwrap_or("call")
     }
 }
 
@@ -641,7 +681,14 @@ impl Turn {
 
 #[cfg(test)]
 mod names {
-    use super::{CallStatus, GateDecision};
+    use super::{CallStatus, GateDecision, NumberedId};
+
+    #[test]
+    fn numbered_ids_read_like_the_formatted_ones() {
+        for number in [0, 7, 10, 4_096, u64::MAX] {
+            assert_eq!(NumberedId::new(number).as_str(), format!("call-{number}"));
+        }
+    }
 
     #[test]
     fn as_str_is_the_serialised_name() {

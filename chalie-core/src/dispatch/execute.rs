@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use super::errors;
 use super::external::{ExternalOutput, ExternalTool, ExternalTools};
-use crate::registry::PreparedCall;
 use crate::{BoxFuture, ToolResult, Turn, result::Body};
 
-/// A call ready to run.
+/// A call ready to run: an ability's future, built over its parsed
+/// parameters and its call-bound turn, or an external tool to call.
 pub(crate) enum Prepared {
-    Ability(PreparedCall),
+    Ability(BoxFuture<'static, ToolResult>),
     External(Arc<dyn ExternalTools>, ExternalTool),
 }
 
@@ -27,15 +27,21 @@ pub(crate) enum Started {
 
 impl Prepared {
     /// Starts the call; a panic while starting is caught like one while
-    /// running.
-    pub(crate) fn start(self, tool: &str, arguments: Value, turn: Turn) -> Started {
-        errors::unless_panicked(tool, move || match self {
-            Prepared::Ability(call) => Started::Ability(call.run(turn)),
-            Prepared::External(proxy, tool) => {
-                Started::External(proxy.call(&tool, arguments, turn))
-            }
-        })
-        .unwrap_or_else(Started::Failed)
+    /// running. An ability's future was built when its arguments parsed,
+    /// so only a proxy is called here, with the turn `bind` gives.
+    pub(crate) fn start(
+        self,
+        tool: &str,
+        arguments: Value,
+        bind: impl FnOnce() -> Turn,
+    ) -> Started {
+        match self {
+            Prepared::Ability(future) => Started::Ability(future),
+            Prepared::External(proxy, external) => errors::unless_panicked(tool, move || {
+                Started::External(proxy.call(&external, arguments, bind()))
+            })
+            .unwrap_or_else(Started::Failed),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use super::reuse::reuse_key;
 use super::session::{Session, lock};
 use super::validate::{check_action, strip_framework_fields};
 use super::{Dispatcher, errors};
-use crate::turn::{Name, TrailEntry};
+use crate::turn::{Name, NumberedId, TrailEntry};
 use serde_json::Value;
 
 use crate::{
@@ -24,8 +24,9 @@ use crate::{
 /// What is known about a call so far, for its record.
 #[derive(Debug, Clone)]
 pub(crate) struct CallState {
-    /// Shared, not copied, by the call-bound turn, the trail and the result.
-    pub(crate) call_id: Arc<str>,
+    /// Shared or copied inline, never reallocated, by the call-bound turn,
+    /// the trail and the result.
+    pub(crate) call_id: Name,
     pub(crate) tool: String,
     pub(crate) action: Option<String>,
     /// The qualifier the ability derived from the parsed values (see
@@ -64,7 +65,7 @@ impl CallState {
             Some(name) => Name::Static(name),
             None => Name::Shared(Arc::from(self.tool.as_str())),
         };
-        turn.bound(Name::Shared(Arc::clone(&self.call_id)), tool)
+        turn.bound(self.call_id.clone(), tool)
     }
 
     /// Renders the envelope and builds the trail's entry, which shares the
@@ -80,7 +81,7 @@ impl CallState {
         let error_code = result.as_error().map(|error| error.code().to_string());
         let derived_permission = self.derived.is_some().then(|| self.permission());
         let entry = TrailEntry {
-            call_id: Name::Shared(self.call_id),
+            call_id: self.call_id,
             tool: match self.registered {
                 Some(name) => Name::Static(name),
                 None => Name::Shared(Arc::from(self.tool)),
@@ -119,27 +120,6 @@ impl CallState {
     }
 }
 
-/// `call-` and the number, without the formatting machinery: this runs on
-/// every call that comes without a provider id.
-fn numbered_call_id(number: u64) -> Arc<str> {
-    // `call-` and at most 20 digits, written back to front on the stack.
-    let mut text = [0u8; 25];
-    let mut start = text.len();
-    let mut rest = number;
-    loop {
-        start -= 1;
-        text[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    start -= 5;
-    text[start..start + 5].copy_from_slice(b"call-");
-    // ASCII by construction; the fallback only keeps this free of panics.
-    Arc::from(std::str::from_utf8(&text[start..]).unwrap_or("call"))
-}
-
 impl Dispatcher {
     /// Dispatches one call made during `turn`: resolve, reach,
     /// pre-validate, tags, rate limit, gate, execute, render, record. Never panics;
@@ -174,8 +154,10 @@ impl Dispatcher {
             mut arguments,
         } = call;
         let call_id = match id {
-            Some(id) => Arc::from(id),
-            None => numbered_call_id(self.next_call.fetch_add(1, Ordering::Relaxed)),
+            Some(id) => Name::Shared(Arc::from(id)),
+            None => Name::Numbered(NumberedId::new(
+                self.next_call.fetch_add(1, Ordering::Relaxed),
+            )),
         };
         let mut state = CallState {
             call_id,
@@ -220,7 +202,11 @@ impl Dispatcher {
                     Ok(None) => {}
                     Err(result) => return state.refuse(turn, Refusal::InvalidArguments, *result),
                 }
-                match errors::unless_panicked(&state.tool, || entry.prepare(&arguments)) {
+                // Bound now: the ability's future is built with its turn
+                // when the arguments parse, and polled only after the gate.
+                let call_turn = state.bind(turn).with_host_extensions(&self.extensions);
+                let prepared = || entry.prepare(&arguments, call_turn);
+                match errors::unless_panicked(&state.tool, prepared) {
                     Ok(Ok(mut call)) => {
                         if let Some(derived) = call.permission.take() {
                             if !valid_qualifier(&derived) {
@@ -230,7 +216,7 @@ impl Dispatcher {
                             state.derived = Some(derived);
                         }
                         (
-                            Prepared::Ability(call),
+                            Prepared::Ability(call.future),
                             entry.spec().effect(),
                             entry.spec().internal(),
                         )
@@ -320,13 +306,13 @@ impl Dispatcher {
         }
 
         // 6. Execute: reuse an earlier read, or run inline or in the background.
-        let call_turn = state.bind(turn).with_host_extensions(&self.extensions);
+        let call_turn = || state.bind(turn).with_host_extensions(&self.extensions);
         if let Some(summary) = framework
             .summary
             .as_deref()
             .filter(|s| !s.trim().is_empty())
         {
-            call_turn.report_progress(summary);
+            call_turn().report_progress(summary);
         }
         let reuse = match effect {
             Effect::Read => {
@@ -361,7 +347,7 @@ impl Dispatcher {
         state.background = true;
         let receipt = ToolResult::success(format!(
             "`{}` is running in the background as call `{}`; its result will arrive in a later message. Continue meanwhile.",
-            state.tool, state.call_id
+            state.tool, &*state.call_id
         ))
         .with_metadata("call_id", &*state.call_id)
         .with_metadata("background", true);
@@ -405,17 +391,5 @@ fn settle_reuse(
         }
         Some(_) => {}
         None => runs.invalidate(run_id),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::numbered_call_id;
-
-    #[test]
-    fn numbered_ids_read_like_the_formatted_ones() {
-        for number in [0, 7, 10, 4_096, u64::MAX] {
-            assert_eq!(&*numbered_call_id(number), format!("call-{number}"));
-        }
     }
 }

@@ -23,6 +23,19 @@ pub(crate) fn push_attribute(out: &mut String, first: bool, key: &str, value: &s
     escape::push_one_line(out, value, is_bare);
 }
 
+/// Appends `key=value` for a value the framework writes from its own
+/// constants (`status=success`): bare by construction, so it skips the
+/// check every other value passes through on every call.
+pub(crate) fn push_fixed_attribute(out: &mut String, first: bool, key: &str, value: &'static str) {
+    debug_assert!(is_bare(value), "`{value}` must stand bare in a header");
+    if !first {
+        out.push_str(", ");
+    }
+    out.push_str(key);
+    out.push('=');
+    out.push_str(value);
+}
+
 /// Parses a header line into the tool name and its attributes.
 pub(crate) fn parse(line: &str) -> Option<(String, Vec<(String, String)>)> {
     let inner = line.strip_prefix('[')?.strip_suffix(")]")?;

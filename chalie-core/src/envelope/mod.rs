@@ -45,9 +45,9 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
     out.push('(');
     let error = result.as_error();
     match error {
-        None => header::push_attribute(&mut out, true, "status", "success"),
+        None => header::push_fixed_attribute(&mut out, true, "status", "success"),
         Some(error) => {
-            header::push_attribute(&mut out, true, "status", "error");
+            header::push_fixed_attribute(&mut out, true, "status", "error");
             header::push_attribute(&mut out, false, "code", error.code().as_str());
         }
     }
