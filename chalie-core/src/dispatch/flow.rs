@@ -69,9 +69,16 @@ impl CallState {
     }
 
     /// Renders the envelope and builds the trail's entry, which shares the
-    /// call's names rather than copying them; the dispatched call carries a
-    /// clone of it (reference counts, not strings).
-    fn conclude(self, result: ToolResult, status: Option<CallStatus>) -> (Dispatched, TrailEntry) {
+    /// call's names rather than copying them, and hands the entry to
+    /// `record`; the dispatched call carries a clone of it (reference
+    /// counts, not strings). Recording here, rather than returning both,
+    /// spares every call a move of the pair.
+    fn conclude(
+        self,
+        result: ToolResult,
+        status: Option<CallStatus>,
+        record: impl FnOnce(TrailEntry),
+    ) -> Dispatched {
         let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
         let status = status.unwrap_or(if result.is_success() {
             CallStatus::Success
@@ -103,7 +110,8 @@ impl CallState {
             entry: entry.clone(),
             refusal: self.refusal,
         };
-        (dispatched, entry)
+        record(entry);
+        dispatched
     }
 
     /// Refuses the call for `why`: concluded with `result`, on the trail.
@@ -114,9 +122,7 @@ impl CallState {
 
     /// Concludes the call and records it on the turn's trail.
     fn finish(self, turn: &Turn, result: ToolResult) -> Dispatched {
-        let (dispatched, entry) = self.conclude(result, None);
-        turn.trail().record_entry(entry);
-        dispatched
+        self.conclude(result, None, |entry| turn.trail().record_entry(entry))
     }
 }
 
@@ -351,15 +357,20 @@ impl Dispatcher {
         ))
         .with_metadata("call_id", &*state.call_id)
         .with_metadata("background", true);
-        let (dispatched, entry) = state.clone().conclude(receipt, Some(CallStatus::Pending));
-        turn.trail().record_entry(entry);
+        let dispatched = state
+            .clone()
+            .conclude(receipt, Some(CallStatus::Pending), |entry| {
+                turn.trail().record_entry(entry)
+            });
         let completion = session.background.start(&state.call_id);
         let task_turn = turn.clone();
         tokio::spawn(async move {
             let result = started.finish(&state.tool).await;
             settle_reuse(&session, task_turn.run_id(), reuse, &result);
-            let (done, entry) = state.conclude(result, None);
-            task_turn.trail().replace_entry(done.call_id(), entry);
+            let call_id = state.call_id.clone();
+            let done = state.conclude(result, None, |entry| {
+                task_turn.trail().replace_entry(&call_id, entry);
+            });
             completion.complete(done);
         });
         dispatched
