@@ -98,6 +98,16 @@ pub async fn tally(turn: &Turn) -> ToolResult {
     ToolResult::success("counted")
 }
 
+/// Counts one call, in a plain `fn`: its body must run only once the gate
+/// passed it, as an `async fn`'s does.
+#[ability(
+    examples = ["count this now", "add one now", "tally it at once", "increment right away", "record a tick now", "bump the count now"],
+)]
+pub fn tally_now(turn: &Turn) -> ToolResult {
+    note(turn, "tally_now");
+    ToolResult::success("counted")
+}
+
 /// Always panics, to test that the dispatcher survives it.
 #[ability(
     examples = ["break something", "crash the tool", "panic now", "fail hard", "explode", "do the broken thing"],

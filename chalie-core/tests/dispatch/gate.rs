@@ -19,14 +19,19 @@ async fn every_setting_on_every_channel() {
         Setting::Deny,
         Setting::Internal,
     ];
-    for channel in channels {
-        for setting in settings {
+    // An `async fn` ability and a plain `fn` one: neither body runs unless the
+    // gate passes it.
+    for tool in ["tally", "tally_now"] {
+        for (channel, setting) in channels
+            .into_iter()
+            .flat_map(|channel| settings.map(|setting| (channel, setting)))
+        {
             let approver = Recorder::answering(Approval::Approved);
             let mut policy = Policy::new();
-            policy.set(channel, "tally", setting).unwrap();
+            policy.set(channel, tool, setting).unwrap();
             let dispatcher = builder().policy(policy).approver(approver.clone()).build();
-            let session = format!("gate-{}-{}", channel.as_str(), setting.as_str());
-            let done = call(&dispatcher, &turn(channel, &session), "tally", json!({})).await;
+            let session = format!("gate-{tool}-{}-{}", channel.as_str(), setting.as_str());
+            let done = call(&dispatcher, &turn(channel, &session), tool, json!({})).await;
             let (decision, ran, asked) = match (setting, channel) {
                 (Setting::Allow, _) => (GateDecision::Allowed, true, false),
                 (Setting::Internal, _) => (GateDecision::Internal, true, false),
@@ -34,7 +39,7 @@ async fn every_setting_on_every_channel() {
                 (Setting::Ask, Channel::Chat) => (GateDecision::Approved, true, true),
                 (Setting::Ask, _) => (GateDecision::Denied, false, false),
             };
-            let case = format!("{setting:?} on {channel:?}");
+            let case = format!("{tool}: {setting:?} on {channel:?}");
             assert_eq!(done.record().decision, decision, "{case}");
             assert_eq!(runs(&session).len(), usize::from(ran), "{case}");
             assert_eq!(!approver.permissions().is_empty(), asked, "{case}");

@@ -35,8 +35,18 @@ pub fn registry() -> chalie_core::Registry {
 }
 
 /// The test abilities every channel of [`builder`] is offered.
-pub const TEST_ABILITIES: [&str; 10] = [
-    "lookup", "calendar", "settings", "tally", "boom", "opaque", "orders", "slow", "greet", "memo",
+pub const TEST_ABILITIES: [&str; 11] = [
+    "lookup",
+    "calendar",
+    "settings",
+    "tally",
+    "tally_now",
+    "boom",
+    "opaque",
+    "orders",
+    "slow",
+    "greet",
+    "memo",
 ];
 
 /// A builder over every test ability, allowing everything on every channel
