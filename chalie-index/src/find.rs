@@ -13,7 +13,7 @@ use crate::keyword::segment_gate;
 use crate::vector;
 
 /// The vector rung's default keep rule: nothing unless one of the entry's nearest
-/// descriptors is within 0.60 (cosine distance) when it has example phrases or 0.75 when it
+/// descriptors is within 0.65 (cosine distance) when it has example phrases or 0.75 when it
 /// has none; then all of them.
 ///
 /// Chosen from the trade-off the eval prints (crate README, MiniLM, dev splits): it keeps the
