@@ -466,9 +466,10 @@ impl TurnBuilder {
     /// Says that the program adds what `find_tools` activates to the tool
     /// list of this turn's next model request, as a session does. The
     /// model then reads each found tool's full definition there, so
-    /// `find_tools` answers with names and summaries only. Without it (a
-    /// call dispatched on its own, the MCP call proxy) the answer carries
-    /// each tool's parameters, the only place the model would see them.
+    /// `find_tools` answers with each tool's name and its summary's first
+    /// sentence. Without it (a call dispatched on its own, the MCP call
+    /// proxy) the answer carries each tool's whole summary and parameters,
+    /// the only place the model would see them.
     pub fn offers_activated_tools(mut self) -> Self {
         self.offers_activated = true;
         self

@@ -134,11 +134,13 @@ impl Discovery {
     }
 
     /// What `find_tools` answers: activates the injected abilities on `turn` and returns
-    /// `{"injected":[{"name","summary"}],"not_found":[…],"ambiguous":[…]}`. An injected
-    /// linked ability also carries `parameters` unless the turn offers what it activates in
-    /// its next request ([`Turn::offers_activated_tools`], a session's turns), where the
-    /// model reads the full definition anyway: the schema is paid for once, not twice. An
-    /// external tool always carries them: a session's tool list holds linked abilities only.
+    /// `{"injected":[{"name","summary","parameters"}],"not_found":[…],"ambiguous":[…]}`.
+    /// Where the turn offers what it activates in its next request
+    /// ([`Turn::offers_activated_tools`], a session's turns) the model reads a linked
+    /// ability's whole definition there, so its entry is only its name and its summary's
+    /// first sentence ([`chalie_rules::first_sentence`]): nothing is paid for twice. An
+    /// external tool always carries its whole summary and parameters: a session's tool list
+    /// holds linked abilities only.
     pub fn find_tools(&self, queries: &[String], turn: &Turn) -> ToolResult {
         let (index, outcome) = match self.find(queries, Scope::Abilities) {
             Ok(found) => found,
@@ -151,19 +153,24 @@ impl Discovery {
             .injected
             .iter()
             .map(|hit| {
-                let mut entry = json!({ "name": hit.name, "summary": hit.summary });
-                if !(offered_next && hit.source == Source::Local) {
-                    // A local ability's schema comes from the registry, exactly what the
-                    // dispatcher validates against; an external one's from its descriptor.
-                    let live = (hit.source == Source::Local)
-                        .then(|| registry.and_then(|r| r.get(&hit.name)))
-                        .flatten()
-                        .map(|entry| assemble(entry, options).parameters().clone());
-                    entry["parameters"] = live
-                        .or_else(|| index.parameters_of(&hit.name).cloned())
-                        .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
+                if offered_next && hit.source == Source::Local {
+                    // The next request's tool list carries the whole definition, summary
+                    // included: here a line says what the tool is, and nothing is paid twice.
+                    return json!({
+                        "name": hit.name,
+                        "summary": chalie_rules::first_sentence(&hit.summary),
+                    });
                 }
-                entry
+                // A local ability's schema comes from the registry, exactly what the
+                // dispatcher validates against; an external one's from its descriptor.
+                let live = (hit.source == Source::Local)
+                    .then(|| registry.and_then(|r| r.get(&hit.name)))
+                    .flatten()
+                    .map(|entry| assemble(entry, options).parameters().clone());
+                let parameters = live
+                    .or_else(|| index.parameters_of(&hit.name).cloned())
+                    .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
+                json!({ "name": hit.name, "summary": hit.summary, "parameters": parameters })
             })
             .collect();
         turn.activate_tools(outcome.injected.iter().map(|hit| hit.name.clone()));

@@ -53,13 +53,3 @@ fn unwrap_soft_breaks(lines: &[String]) -> String {
     }
     text
 }
-
-/// The first sentence of `summary`, used as the default tooltip.
-pub(crate) fn first_sentence(summary: &str) -> String {
-    let paragraph = summary.split("\n\n").next().unwrap_or_default();
-    let flat = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.find(". ") {
-        Some(end) => flat[..end].to_owned(),
-        None => flat.trim_end_matches('.').to_owned(),
-    }
-}

@@ -58,6 +58,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     // Retrieval quality is a gate, not a report: find_tools over the golden requests.
     println!("\n$ cargo xtask golden");
     crate::index::run("golden", &[])?;
+    // So is what every request costs: the token goals of the demo's turns.
+    println!("\n$ cargo xtask tokens");
+    crate::index::run("tokens", &[])?;
     println!("\n$ cargo xtask lint");
     crate::lint::run(&[])?;
     // A newcomer's first five minutes: the README's two commands are these

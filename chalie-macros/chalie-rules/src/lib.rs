@@ -12,6 +12,26 @@ pub use names::{
     suggest_name, to_snake_case,
 };
 
+/// The first sentence of a summary (of its first paragraph, on one line, without the
+/// closing period): what a tool is, in a line. An ability without a `tooltip` shows it,
+/// and `find_tools` says it of a tool whose whole definition the model reads in its next
+/// request, so the summary is not paid for twice.
+///
+/// ```
+/// assert_eq!(
+///     chalie_rules::first_sentence("Current weather for one city.\nUse it for now. Not later."),
+///     "Current weather for one city",
+/// );
+/// ```
+pub fn first_sentence(summary: &str) -> String {
+    let paragraph = summary.split("\n\n").next().unwrap_or_default();
+    let flat = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.find(". ") {
+        Some(end) => flat[..end].to_owned(),
+        None => flat.trim_end_matches('.').to_owned(),
+    }
+}
+
 /// Longest tool name OpenAI, Anthropic and Gemini all accept.
 pub const MAX_NAME_LEN: usize = 64;
 

@@ -73,7 +73,7 @@ pub(crate) fn validate(
             check_tooltip(literal, ctxt);
             literal.value().trim().to_owned()
         }
-        None => truncate_chars(&docs::first_sentence(&summary), TOOLTIP_MAX),
+        None => truncate_chars(&chalie_rules::first_sentence(&summary), TOOLTIP_MAX),
     };
 
     let version = match &attrs.version {

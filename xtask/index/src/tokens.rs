@@ -68,6 +68,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
     let demo = runtime.block_on(record(&host))?;
     let rows: Vec<Row<'_>> = demo.requests.iter().map(|r| Row::count(&bpe, r)).collect();
     print_rows(&rows);
+    print_per_tool(&bpe, &demo.requests);
     let verdicts = [
         core_goal(&rows),
         discovery_goal(&rows),
@@ -205,6 +206,27 @@ fn print_rows(rows: &[Row<'_>]) {
             print!(" {count:>11}");
         }
         println!(" {:>8}", row.results);
+    }
+}
+
+/// Each tool the demo offers, its definition's tokens per provider: where a turn's tokens go.
+fn print_per_tool(bpe: &CoreBPE, requests: &[DemoRequest]) {
+    let mut seen = BTreeSet::new();
+    println!("\ntokens per tool definition");
+    print!("{:<54}", "tool");
+    for provider in Provider::ALL {
+        print!(" {:>11}", label(provider));
+    }
+    println!();
+    for tool in requests.iter().flat_map(|demo| &demo.request.tools) {
+        if !seen.insert(tool.name().to_owned()) {
+            continue;
+        }
+        print!("{:<54}", tool.name());
+        for provider in Provider::ALL {
+            print!(" {:>11}", definitions(bpe, [tool.render(provider)]));
+        }
+        println!();
     }
 }
 

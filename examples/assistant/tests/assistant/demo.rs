@@ -52,9 +52,10 @@ async fn the_demo_transcript_matches_the_checked_in_one() {
     assert!(transcript.contains("truncated=true, shown_chars=400"));
 }
 
-/// In a session, `find_tools` answers with each tool's name and summary, and the model
-/// reads the tool's full definition in the next request's tool list: its schema is paid
-/// for once, not in the result and again in the list.
+/// In a session, `find_tools` answers with each tool's name and its summary's first
+/// sentence, and the model reads the tool's full definition (the whole summary, the
+/// schema) in the next request's tool list: each is paid for once, not in the result and
+/// again in the list.
 fn found_tools_are_described_once(demo: &DemoRun) {
     let registry = chalie_core::registry().unwrap();
     let mut seen = 0;
@@ -79,6 +80,14 @@ fn found_tools_are_described_once(demo: &DemoRun) {
                     .iter()
                     .find(|tool| tool.name() == name)
                     .unwrap_or_else(|| panic!("`{name}` is not offered after it was found"));
+                // The line in the result is the summary's first sentence; the whole summary
+                // is the description the next request offers.
+                let line = found["summary"].as_str().unwrap();
+                let description = offered.description();
+                assert!(
+                    description.starts_with(line) && description.len() > line.len() + 1,
+                    "`{name}`: the result says {line:?}, the definition {description:?}"
+                );
                 let declared = registry.get(name).unwrap().parameters();
                 for field in declared["properties"].as_object().unwrap().keys() {
                     assert!(offered.parameters()["properties"].get(field).is_some());
