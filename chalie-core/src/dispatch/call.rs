@@ -1,24 +1,31 @@
 //! What goes into the dispatcher and what comes out.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::turn::TrailEntry;
 use crate::{ToolResult, turn::ActionRecord};
 
 /// One tool call as a model (or the framework) made it.
+///
+/// The name and id are borrowed or owned: a call built from a literal, or
+/// from a provider's message the caller keeps, copies neither (the
+/// dispatcher copies them only for what outlives the call, such as a
+/// background task).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub struct ToolCall<'a> {
     /// The provider's call id; the dispatcher makes one when absent.
-    pub id: Option<String>,
+    pub id: Option<Cow<'a, str>>,
     /// The tool name as called.
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// The JSON arguments, framework fields (`act_summary`, `async`) included.
     pub arguments: Value,
 }
 
-impl ToolCall {
-    /// A call of `name` with `arguments`.
-    pub fn new(name: impl Into<String>, arguments: Value) -> Self {
+impl<'a> ToolCall<'a> {
+    /// A call of `name` (a `&str` or a `String`) with `arguments`.
+    pub fn new(name: impl Into<Cow<'a, str>>, arguments: Value) -> Self {
         Self {
             id: None,
             name: name.into(),
@@ -26,8 +33,8 @@ impl ToolCall {
         }
     }
 
-    /// Uses the provider's call id.
-    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+    /// Uses the provider's call id (a `&str` or a `String`).
+    pub fn with_id(mut self, id: impl Into<Cow<'a, str>>) -> Self {
         self.id = Some(id.into());
         self
     }

@@ -1,5 +1,6 @@
 //! The path of one call, step by step.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -23,11 +24,12 @@ use crate::{
 
 /// What is known about a call so far, for its record.
 #[derive(Debug, Clone)]
-pub(crate) struct CallState {
+pub(crate) struct CallState<'a> {
     /// Shared or copied inline, never reallocated, by the call-bound turn,
     /// the trail and the result.
     pub(crate) call_id: Name,
-    pub(crate) tool: String,
+    /// As called: borrowed from the call until something must outlive it.
+    pub(crate) tool: Cow<'a, str>,
     pub(crate) action: Option<String>,
     /// The qualifier the ability derived from the parsed values (see
     /// [`Ability::permission`](crate::Ability::permission)); it replaces
@@ -43,7 +45,7 @@ pub(crate) struct CallState {
     started: Instant,
 }
 
-impl CallState {
+impl CallState<'_> {
     /// What qualifies the tool in its permission: the derived qualifier,
     /// else the action.
     pub(crate) fn qualifier(&self) -> Option<&str> {
@@ -55,7 +57,7 @@ impl CallState {
     pub(crate) fn permission(&self) -> String {
         match self.qualifier() {
             Some(qualifier) => format!("{}.{qualifier}", self.tool),
-            None => self.tool.clone(),
+            None => self.tool.to_string(),
         }
     }
 
@@ -63,7 +65,7 @@ impl CallState {
     fn bind(&self, turn: &Turn) -> Turn {
         let tool = match self.registered {
             Some(name) => Name::Static(name),
-            None => Name::Shared(Arc::from(self.tool.as_str())),
+            None => Name::Shared(Arc::from(&*self.tool)),
         };
         turn.bound(self.call_id.clone(), tool)
     }
@@ -91,7 +93,7 @@ impl CallState {
             call_id: self.call_id,
             tool: match self.registered {
                 Some(name) => Name::Static(name),
-                None => Name::Shared(Arc::from(self.tool)),
+                None => Name::Shared(Arc::from(&*self.tool)),
             },
             action: self.action.map(|action| Name::Shared(Arc::from(action))),
             // Unless the ability derived it, it is derived again from the
@@ -112,6 +114,23 @@ impl CallState {
         };
         record(entry);
         dispatched
+    }
+
+    /// The same state, owning its tool name, for a task that outlives the
+    /// call.
+    fn into_owned(self) -> CallState<'static> {
+        CallState {
+            tool: Cow::Owned(self.tool.into_owned()),
+            call_id: self.call_id,
+            action: self.action,
+            derived: self.derived,
+            registered: self.registered,
+            decision: self.decision,
+            refusal: self.refusal,
+            background: self.background,
+            reused: self.reused,
+            started: self.started,
+        }
     }
 
     /// Refuses the call for `why`: concluded with `result`, on the trail.
@@ -139,7 +158,7 @@ impl Dispatcher {
     ///
     /// Each call is one `execute_tool` [`tracing`] span (see
     /// [`DispatcherBuilder::trace_payloads`](super::DispatcherBuilder::trace_payloads)).
-    pub async fn dispatch(&self, turn: &Turn, call: ToolCall) -> Dispatched {
+    pub async fn dispatch(&self, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
         super::trace::traced(self, turn, call).await
     }
 
@@ -153,14 +172,14 @@ impl Dispatcher {
     }
 
     /// The call's path, inside its span.
-    pub(crate) async fn dispatch_untraced(&self, turn: &Turn, call: ToolCall) -> Dispatched {
+    pub(crate) async fn dispatch_untraced(&self, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
         let ToolCall {
             id,
             name,
             mut arguments,
         } = call;
         let call_id = match id {
-            Some(id) => Name::Shared(Arc::from(id)),
+            Some(id) => Name::Shared(Arc::from(&*id)),
             None => Name::Numbered(NumberedId::new(
                 self.next_call.fetch_add(1, Ordering::Relaxed),
             )),
@@ -252,7 +271,7 @@ impl Dispatcher {
         // 4. Tags the tool requires, then the session's rate limit.
         let required = match self.required_tags.is_empty() {
             true => None,
-            false => self.required_tags.get(&state.tool),
+            false => self.required_tags.get(&*state.tool),
         };
         if let Some(required) = required {
             let missing: Vec<&str> = required
@@ -364,6 +383,8 @@ impl Dispatcher {
             });
         let completion = session.background.start(&state.call_id);
         let task_turn = turn.clone();
+        // The task outlives the call it was given.
+        let state = state.into_owned();
         tokio::spawn(async move {
             let result = started.finish(&state.tool).await;
             settle_reuse(&session, task_turn.run_id(), reuse, &result);

@@ -71,7 +71,7 @@ impl Dispatcher {
     pub(crate) async fn gate(
         &self,
         turn: &Turn,
-        state: &CallState,
+        state: &CallState<'_>,
         effect: Effect,
         internal: bool,
         summary: Option<&str>,
@@ -140,7 +140,7 @@ impl Dispatcher {
         let request = ApprovalRequest {
             call_id: state.call_id.to_string(),
             session_id: turn.session_id().to_owned(),
-            tool: state.tool.clone(),
+            tool: state.tool.to_string(),
             action: state.action.clone(),
             permission: permission.clone(),
             summary: summary.map(str::to_owned),
@@ -165,7 +165,7 @@ impl Dispatcher {
 
 /// A write about to run in a session: the session records it first (see
 /// [`GateHook::executing`]); when it cannot, the write does not run.
-fn executing(hook: &Hook<'_>, effect: Effect, state: &CallState, decision: GateDecision) -> Gate {
+fn executing(hook: &Hook<'_>, effect: Effect, state: &CallState<'_>, decision: GateDecision) -> Gate {
     let Hook::Session(hook) = hook else {
         return Gate::Pass(decision);
     };
@@ -184,7 +184,7 @@ fn executing(hook: &Hook<'_>, effect: Effect, state: &CallState, decision: GateD
 
 /// `plan_collect`: the write becomes the plan's next step, with its action
 /// written into the input so the step runs as called.
-fn capture(hook: &dyn GateHook, state: &CallState, arguments: &Value) -> Gate {
+fn capture(hook: &dyn GateHook, state: &CallState<'_>, arguments: &Value) -> Gate {
     let mut input = arguments.clone();
     if let (Some(action), Value::Object(object)) = (&state.action, &mut input) {
         object

@@ -10,14 +10,14 @@ use super::Dispatcher;
 use super::call::{Dispatched, ToolCall};
 use crate::Turn;
 
-pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall) -> Dispatched {
+pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
     let span = tracing::info_span!(
         target: "chalie::dispatch",
         "execute_tool",
         "otel.name" = Empty,
         "otel.status_code" = Empty,
         "gen_ai.operation.name" = "execute_tool",
-        "gen_ai.tool.name" = call.name.as_str(),
+        "gen_ai.tool.name" = &*call.name,
         "gen_ai.tool.call.id" = Empty,
         "gen_ai.tool.call.arguments" = Empty,
         "gen_ai.tool.call.result" = Empty,

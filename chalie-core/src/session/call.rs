@@ -64,7 +64,7 @@ pub(crate) async fn run_call(
         .dispatcher
         .dispatch(
             turn,
-            ToolCall::new(call.name.clone(), call.arguments.clone()).with_id(call.id.clone()),
+            ToolCall::new(&*call.name, call.arguments.clone()).with_id(&*call.id),
         )
         .await;
     let trail_record = dispatched.record();
