@@ -12,17 +12,20 @@ use crate::{BoxFuture, ToolResult, Turn, result::Body};
 
 /// A call ready to run: an ability's future, built over its parsed
 /// parameters and its call-bound turn, or an external tool to call.
+///
+/// Both variants are pointers, and so is every variant of [`Started`]:
+/// the call's future holds one of them across the gate and the run.
 pub(crate) enum Prepared {
     Ability(BoxFuture<'static, ToolResult>),
-    External(Arc<dyn ExternalTools>, ExternalTool),
+    External(Arc<dyn ExternalTools>, Box<ExternalTool>),
 }
 
 /// A call that has started: the future its ability or proxy returned.
 pub(crate) enum Started {
     Ability(BoxFuture<'static, ToolResult>),
     External(BoxFuture<'static, ExternalOutput>),
-    /// Starting it panicked.
-    Failed(ToolResult),
+    /// Starting it panicked: the rare result, boxed.
+    Failed(Box<ToolResult>),
 }
 
 impl Prepared {
@@ -40,7 +43,7 @@ impl Prepared {
             Prepared::External(proxy, external) => errors::unless_panicked(tool, move || {
                 Started::External(proxy.call(&external, arguments, bind()))
             })
-            .unwrap_or_else(Started::Failed),
+            .unwrap_or_else(|failed| Started::Failed(Box::new(failed))),
         }
     }
 }
@@ -55,7 +58,7 @@ impl Started {
                 .await
                 .map(ExternalOutput::Result),
             Started::External(future) => AssertUnwindSafe(future).catch_unwind().await,
-            Started::Failed(result) => return result,
+            Started::Failed(result) => return *result,
         };
         match output {
             Ok(output) => settle(tool, output),

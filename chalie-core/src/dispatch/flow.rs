@@ -158,8 +158,14 @@ impl Dispatcher {
     ///
     /// Each call is one `execute_tool` [`tracing`] span (see
     /// [`DispatcherBuilder::trace_payloads`](super::DispatcherBuilder::trace_payloads)).
-    pub async fn dispatch(&self, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
-        super::trace::traced(self, turn, call).await
+    pub fn dispatch(
+        &self,
+        turn: &Turn,
+        call: ToolCall<'_>,
+    ) -> impl Future<Output = Dispatched> + Send {
+        // The span's future itself, not one more layer around it that
+        // would move it once more on every call.
+        super::trace::traced(self, turn, call)
     }
 
     /// Dispatches one call of `name` with `arguments` on a fresh turn of
@@ -308,17 +314,19 @@ impl Dispatcher {
         }
 
         // 5. Gate.
-        match self
-            .gate(
-                turn,
-                &state,
-                effect,
-                internal,
-                framework.summary.as_deref(),
-                &arguments,
-            )
-            .await
-        {
+        let gate = self.gate(
+            turn,
+            &state,
+            effect,
+            internal,
+            framework.summary.as_deref(),
+            &arguments,
+        );
+        let gate = match gate {
+            Ok(decided) => decided,
+            Err(asking) => asking.await,
+        };
+        match gate {
             Gate::Pass(decision) => state.decision = decision,
             Gate::Block(decision, why, result) => {
                 state.decision = decision;

@@ -19,6 +19,7 @@
 //! A read is decided by the policy alone in every mode. There is one way
 //! to ask: the hook's `ask`, bounded by its timeout (60 s by default).
 
+use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
@@ -32,7 +33,7 @@ use super::flow::CallState;
 use super::hook::{ApproverGate, GateHook, HookError, TurnGate};
 use super::mode::Mode;
 use super::{Dispatcher, Setting};
-use crate::{Effect, ToolResult, Turn, turn::GateDecision};
+use crate::{BoxFuture, Effect, ToolResult, Turn, turn::GateDecision};
 
 /// What the gate decided.
 pub(crate) enum Gate {
@@ -67,16 +68,22 @@ impl Hook<'_> {
     }
 }
 
+/// A question the gate still has to ask before it decides: the approval,
+/// bounded by its timeout. Boxed, so that the common call, which asks
+/// nobody, carries none of its state.
+pub(crate) type Asking<'a> = BoxFuture<'a, Gate>;
+
 impl Dispatcher {
-    pub(crate) async fn gate(
-        &self,
-        turn: &Turn,
+    /// Decides the call at once, or returns the question to await first.
+    pub(crate) fn gate<'a>(
+        &'a self,
+        turn: &'a Turn,
         state: &CallState<'_>,
         effect: Effect,
         internal: bool,
         summary: Option<&str>,
         arguments: &Value,
-    ) -> Gate {
+    ) -> Result<Gate, Asking<'a>> {
         // An ability declared `internal` is the framework's own (discovery,
         // memory): the policy does not gate it, the mode still does.
         let setting = match internal {
@@ -86,11 +93,11 @@ impl Dispatcher {
                 .lookup(turn.channel(), &state.tool, state.qualifier()),
         };
         if setting == Setting::Deny {
-            return Gate::Block(
+            return Ok(Gate::Block(
                 GateDecision::Denied,
                 Refusal::Denied,
                 errors::denied(&state.permission()),
-            );
+            ));
         }
         let session = turn.extension::<TurnGate>();
         let hook = match session {
@@ -103,22 +110,22 @@ impl Dispatcher {
         let internal = setting == Setting::Internal;
         let need = match (effect, hook.mode()) {
             (Effect::Write, Mode::Plan) => {
-                return Gate::Block(
+                return Ok(Gate::Block(
                     GateDecision::Denied,
                     Refusal::PlanBlocked,
                     errors::plan_blocked(&state.tool),
-                );
+                ));
             }
             (Effect::Write, Mode::PlanCollect) => {
                 let Hook::Session(hook) = hook else {
                     // Only a session's hook collects plans.
-                    return Gate::Block(
+                    return Ok(Gate::Block(
                         GateDecision::Denied,
                         Refusal::PlanUnavailable,
                         errors::plan_unavailable("this turn has no session to keep a plan"),
-                    );
+                    ));
                 };
-                return capture(hook, state, arguments);
+                return Ok(capture(hook, state, arguments));
             }
             _ if internal => Need::Nothing(GateDecision::Internal),
             (_, _) if setting == Setting::Ask => Need::Approval,
@@ -126,58 +133,80 @@ impl Dispatcher {
             _ => Need::Nothing(GateDecision::Allowed),
         };
         if let Need::Nothing(decision) = need {
-            return executing(&hook, effect, state, decision);
+            return Ok(executing(
+                &hook,
+                effect,
+                &state.call_id,
+                &state.tool,
+                decision,
+            ));
         }
         let permission = state.permission();
         if !turn.channel().has_human() {
             let why = "nobody on this channel can approve it";
-            return Gate::Block(
+            return Ok(Gate::Block(
                 GateDecision::Rejected,
                 Refusal::Rejected,
                 errors::rejected(&permission, why),
-            );
+            ));
         }
         let request = ApprovalRequest {
             call_id: state.call_id.to_string(),
             session_id: turn.session_id().to_owned(),
             tool: state.tool.to_string(),
             action: state.action.clone(),
-            permission: permission.clone(),
+            permission,
             summary: summary.map(str::to_owned),
             arguments: arguments.clone(),
         };
-        // Boxed: the rare path keeps every call's future small.
-        match Box::pin(ask(&hook, &request)).await {
-            Ok(Approval::Approved) => executing(&hook, effect, state, GateDecision::Approved),
-            Ok(Approval::Rejected) => Gate::Block(
-                GateDecision::Rejected,
-                Refusal::Rejected,
-                errors::rejected(&permission, "the user declined"),
-            ),
-            Err(why) => Gate::Block(
-                GateDecision::Rejected,
-                Refusal::Rejected,
-                errors::rejected(&permission, &why),
-            ),
-        }
+        Err(Box::pin(async move {
+            match ask(&hook, &request).await {
+                Ok(Approval::Approved) => executing(
+                    &hook,
+                    effect,
+                    &request.call_id,
+                    &request.tool,
+                    GateDecision::Approved,
+                ),
+                Ok(Approval::Rejected) => Gate::Block(
+                    GateDecision::Rejected,
+                    Refusal::Rejected,
+                    errors::rejected(&request.permission, "the user declined"),
+                ),
+                Err(why) => Gate::Block(
+                    GateDecision::Rejected,
+                    Refusal::Rejected,
+                    errors::rejected(&request.permission, &why),
+                ),
+            }
+        }))
     }
 }
 
 /// A write about to run in a session: the session records it first (see
 /// [`GateHook::executing`]); when it cannot, the write does not run.
-fn executing(hook: &Hook<'_>, effect: Effect, state: &CallState<'_>, decision: GateDecision) -> Gate {
+///
+/// The call's id is read only then: a numbered id is only made text for a
+/// session's write.
+fn executing(
+    hook: &Hook<'_>,
+    effect: Effect,
+    call_id: &impl Deref<Target = str>,
+    tool: &str,
+    decision: GateDecision,
+) -> Gate {
     let Hook::Session(hook) = hook else {
         return Gate::Pass(decision);
     };
     if effect != Effect::Write {
         return Gate::Pass(decision);
     }
-    match hook.executing(&state.call_id) {
+    match hook.executing(call_id) {
         Ok(()) => Gate::Pass(decision),
         Err(why) => Gate::Block(
             GateDecision::Rejected,
             Refusal::NotRecorded,
-            errors::not_recorded(&state.tool, &why),
+            errors::not_recorded(tool, &why),
         ),
     }
 }

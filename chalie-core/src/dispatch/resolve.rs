@@ -8,7 +8,8 @@ use crate::{AbilityEntry, Registry};
 /// What a name resolved to.
 pub(crate) enum Target<'a> {
     Ability(&'a AbilityEntry),
-    External(Arc<dyn ExternalTools>, ExternalTool),
+    /// Boxed: a listing is data of some size, and the call's future holds it.
+    External(Arc<dyn ExternalTools>, Box<ExternalTool>),
 }
 
 /// Resolves `name`, or returns the closest known names.
@@ -25,7 +26,7 @@ pub(crate) fn resolve<'a>(
         return match tools.iter().position(|tool| tool.name == name) {
             Some(index) => Ok(Target::External(
                 Arc::clone(proxy),
-                tools.into_iter().nth(index).ok_or_else(Vec::new)?,
+                Box::new(tools.into_iter().nth(index).ok_or_else(Vec::new)?),
             )),
             None => {
                 // Compare what follows the prefix: every name shares it.
