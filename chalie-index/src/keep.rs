@@ -103,7 +103,7 @@ impl std::fmt::Display for KeepRule {
         match self {
             KeepRule::Within(ceiling) => write!(f, "each within {ceiling}"),
             KeepRule::WholeRankingOncePassed(ceiling) => {
-                write!(f, "top 5 once one passes {ceiling}")
+                write!(f, "the whole ranking once one passes {ceiling}")
             }
         }
     }
