@@ -180,10 +180,11 @@ pub mod __private {
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{
         BoundedField, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
-        Field, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
-        ability_fields, bounded_field_default_rule, bounded_field_schema, clamp_problem,
-        default_problem, enum_schema, fallback_schema, field_actions_problem, field_default_rule,
-        field_schema, has_field, parse_enum_value, required_field_problem,
+        Field, FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType,
+        Params, ability_fields, bounded_field_default_rule, bounded_field_kind,
+        bounded_field_reader, clamp_problem, default_problem, enum_schema, fallback_schema,
+        field_actions_problem, field_default_rule, field_kind, field_reader, has_field,
+        params_schema, parse_enum_value, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

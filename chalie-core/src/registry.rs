@@ -53,8 +53,14 @@ impl std::fmt::Debug for PreparedCall {
     }
 }
 
+// `prepare` and `check` are compiled once per ability, so they are written
+// with `match` rather than `?` and `map`: each of those would be one more
+// generic function to compile for every ability of a crate.
 fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, ParamErrors> {
-    let params = <A::Params as Params>::from_arguments(arguments)?;
+    let params = match <A::Params as Params>::from_arguments(arguments) {
+        Ok(params) => params,
+        Err(errors) => return Err(errors),
+    };
     let permission = A::permission(&params);
     // The future owns the parameters, so they need no box of their own.
     Ok(PreparedCall {
@@ -64,7 +70,10 @@ fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, Pa
 }
 
 fn check<A: Ability>(arguments: &Value) -> Result<(), ParamErrors> {
-    <A::Params as Params>::from_arguments(arguments).map(drop)
+    match <A::Params as Params>::from_arguments(arguments) {
+        Ok(_) => Ok(()),
+        Err(errors) => Err(errors),
+    }
 }
 
 impl AbilityEntry {
@@ -72,7 +81,8 @@ impl AbilityEntry {
     pub const fn of<A: Ability>() -> Self {
         Self {
             spec: A::SPEC,
-            parameters: A::parameters,
+            // The schema itself: `Ability::parameters` only forwards to it.
+            parameters: <A::Params as Params>::schema,
             prepare: prepare::<A>,
             check: check::<A>,
         }

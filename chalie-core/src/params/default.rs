@@ -46,6 +46,25 @@ pub enum DefaultLiteral {
     Bool(bool),
 }
 
+impl DefaultLiteral {
+    /// The JSON value the literal stands for: what the schema shows and
+    /// what a call that leaves the field out parses.
+    pub(crate) fn to_value(self) -> serde_json::Value {
+        match self {
+            Self::Str(text) => text.into(),
+            Self::Int(number) => match (i64::try_from(number), u64::try_from(number)) {
+                (Ok(number), _) => number.into(),
+                (_, Ok(number)) => number.into(),
+                // Beyond any integer type a field can have; the
+                // compile-time check rejects it for integer fields.
+                _ => (number as f64).into(),
+            },
+            Self::Float(number) => number.into(),
+            Self::Bool(flag) => flag.into(),
+        }
+    }
+}
+
 /// What the macro knows about the field, for the message.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]

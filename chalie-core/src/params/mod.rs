@@ -25,9 +25,11 @@ pub use clamp::{ClampBound, ClampSite, clamp_problem};
 #[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
 #[doc(hidden)]
-pub use reader::{Bounds, ObjectReader, parse_enum_value};
+pub use reader::{
+    Bounds, FieldRead, ObjectReader, bounded_field_reader, field_reader, parse_enum_value,
+};
 #[doc(hidden)]
-pub use schema::{FieldSpec, ObjectSchema, enum_schema, fallback_schema};
+pub use schema::{FieldKind, FieldSpec, ObjectSchema, enum_schema, fallback_schema, params_schema};
 
 use serde_json::Value;
 
@@ -136,16 +138,22 @@ pub trait BoundedField<const N: usize> {
     type Type: ParamType + Bounded;
 }
 
-/// The schema of field `N` and whether it may be left out.
+/// The schema and optionality of field `N`'s type, for its [`FieldSpec`].
 #[doc(hidden)]
-pub fn field_schema<const N: usize, F: Field<N>>() -> (Value, bool) {
-    (F::Type::schema(), F::Type::OPTIONAL)
+pub const fn field_kind<const N: usize, F: Field<N>>() -> FieldKind {
+    FieldKind {
+        schema: F::Type::schema,
+        optional: F::Type::OPTIONAL,
+    }
 }
 
-/// [`field_schema`] for a bounded field.
+/// [`field_kind`] for a bounded field.
 #[doc(hidden)]
-pub fn bounded_field_schema<const N: usize, F: BoundedField<N>>() -> (Value, bool) {
-    (F::Type::schema(), F::Type::OPTIONAL)
+pub const fn bounded_field_kind<const N: usize, F: BoundedField<N>>() -> FieldKind {
+    FieldKind {
+        schema: F::Type::schema,
+        optional: F::Type::OPTIONAL,
+    }
 }
 
 /// The default rule of field `N`'s type, for the compile-time check.

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ParamErrors, Problem};
 use super::types::{Bounded, found};
-use super::{BoundedField, Field, ParamType, schema};
+use super::{BoundedField, DefaultLiteral, Field, FieldSpec, ParamType, schema};
 
 /// Checks a parsed value against `#[param(min, max)]`: the bound it broke.
 type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
@@ -171,25 +171,6 @@ impl<'a> ObjectReader<'a> {
         Some(parsed)
     }
 
-    /// Reads field `N` of a `#[derive(Params)]` struct.
-    pub fn read<const N: usize, F: Field<N>>(
-        &mut self,
-        name: &str,
-        default: Option<Value>,
-    ) -> Option<F::Type> {
-        self.field::<F::Type>(name, default, Bounds::default(), None)
-    }
-
-    /// Reads bounded field `N` of a `#[derive(Params)]` struct.
-    pub fn read_bounded<const N: usize, F: BoundedField<N>>(
-        &mut self,
-        name: &str,
-        default: Option<Value>,
-        bounds: Bounds,
-    ) -> Option<F::Type> {
-        self.field::<F::Type>(name, default, bounds, Some(check_bounds::<F::Type>))
-    }
-
     /// Whether field `name`, which belongs to `actions` only, may be read:
     /// `false` (with the problem recorded) when it was sent with another
     /// action. An absent or `null` field belongs anywhere, and an `action`
@@ -223,6 +204,11 @@ impl<'a> ObjectReader<'a> {
         }
     }
 
+    /// Whether no problem was recorded.
+    pub fn is_clean(&self) -> bool {
+        self.errors.is_empty()
+    }
+
     /// The problems recorded so far (used when a field came back `None`).
     pub fn into_errors(self) -> ParamErrors {
         if self.errors.is_empty() {
@@ -231,6 +217,36 @@ impl<'a> ObjectReader<'a> {
             self.errors
         }
     }
+}
+
+/// Reads one field of a `#[derive(Params)]` struct; `None` when it had a
+/// problem (recorded). Generic over the field's type only, so every field
+/// of that type, in every struct of a crate, shares one copy.
+pub type FieldRead<T> = fn(&mut ObjectReader<'_>, &FieldSpec) -> Option<T>;
+
+/// The reader of field `N`, taken as a constant by the generated code.
+#[doc(hidden)]
+pub const fn field_reader<const N: usize, F: Field<N>>() -> FieldRead<F::Type> {
+    read_field::<F::Type>
+}
+
+/// [`field_reader`] for a field with `#[param(min, max)]`.
+#[doc(hidden)]
+pub const fn bounded_field_reader<const N: usize, F: BoundedField<N>>() -> FieldRead<F::Type> {
+    read_bounded_field::<F::Type>
+}
+
+fn read_field<T: ParamType>(reader: &mut ObjectReader<'_>, field: &FieldSpec) -> Option<T> {
+    let default = field.default.map(DefaultLiteral::to_value);
+    reader.field::<T>(field.name, default, field.bounds, None)
+}
+
+fn read_bounded_field<T: ParamType + Bounded>(
+    reader: &mut ObjectReader<'_>,
+    field: &FieldSpec,
+) -> Option<T> {
+    let default = field.default.map(DefaultLiteral::to_value);
+    reader.field::<T>(field.name, default, field.bounds, Some(check_bounds::<T>))
 }
 
 /// The bound a number sent outside a clamped field's range becomes;

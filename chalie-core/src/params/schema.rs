@@ -4,21 +4,53 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-/// One field as `#[derive(Params)]` describes it.
+use super::{Bounds, DefaultLiteral};
+
+/// One field as `#[derive(Params)]` describes it: plain data, written
+/// once per struct into a `static` and read both to build the schema and
+/// to parse, so the generated code holds no per-field logic of its own.
 #[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
 pub struct FieldSpec {
     pub name: &'static str,
     pub description: &'static str,
-    pub schema: Value,
-    pub optional: bool,
-    pub default: Option<Value>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    /// `#[param(clamp)]`: out-of-range values are clamped, not rejected.
-    pub clamp: bool,
+    /// The field type's schema and whether it may be left out.
+    pub kind: FieldKind,
+    /// `#[param(default = …)]`, as the literal was written.
+    pub default: Option<DefaultLiteral>,
+    /// `#[param(min, max, clamp)]`.
+    pub bounds: Bounds,
     /// `#[param(actions = [...])]`: the actions the field belongs to;
     /// empty when it belongs to all.
     pub actions: &'static [&'static str],
+}
+
+/// What a field's type contributes to its [`FieldSpec`], taken from its
+/// [`ParamType`](super::ParamType) impl when the `static` is evaluated.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct FieldKind {
+    /// The type's own schema.
+    pub schema: fn() -> Value,
+    /// Whether the field may be left out (`Option`).
+    pub optional: bool,
+}
+
+/// The schema of a `#[derive(Params)]` struct from its fields, built once
+/// into `cell`. One function for every struct, so a crate of many
+/// abilities compiles one copy of the schema-building code.
+#[doc(hidden)]
+pub fn params_schema(
+    cell: &'static OnceLock<Value>,
+    fields: &'static [FieldSpec],
+) -> &'static Value {
+    cell.get_or_init(|| {
+        let mut schema = ObjectSchema::new();
+        for field in fields {
+            schema.field(field);
+        }
+        schema.finish()
+    })
 }
 
 /// Accumulates properties into an object schema with
@@ -35,9 +67,9 @@ impl ObjectSchema {
         Self::default()
     }
 
-    pub fn field(&mut self, field: FieldSpec) {
-        let description = describe_field(&field);
-        let mut schema = match field.schema {
+    pub fn field(&mut self, field: &FieldSpec) {
+        let description = describe_field(field);
+        let mut schema = match (field.kind.schema)() {
             Value::Object(map) => map,
             _ => Map::new(),
         };
@@ -53,9 +85,10 @@ impl ObjectSchema {
         // there that a validating client would enforce (not even the
         // type's own, e.g. an unsigned integer's `minimum: 0`): the
         // description gives the range instead.
-        for (key, bound) in [("minimum", field.min), ("maximum", field.max)] {
+        let Bounds { min, max, clamp } = field.bounds;
+        for (key, bound) in [("minimum", min), ("maximum", max)] {
             match bound {
-                Some(_) if field.clamp => {
+                Some(_) if clamp => {
                     ordered.remove(key);
                 }
                 Some(bound) => {
@@ -66,9 +99,9 @@ impl ObjectSchema {
         }
         let has_default = field.default.is_some();
         if let Some(default) = field.default {
-            ordered.insert("default".into(), default);
+            ordered.insert("default".into(), default.to_value());
         }
-        if !field.optional && !has_default {
+        if !field.kind.optional && !has_default {
             self.required.push(Value::String(field.name.to_owned()));
         }
         self.properties
@@ -101,8 +134,8 @@ fn describe_field(field: &FieldSpec) -> String {
         }
         description.push_str(&text);
     };
-    if field.clamp {
-        let range = match (field.min, field.max) {
+    if field.bounds.clamp {
+        let range = match (field.bounds.min, field.bounds.max) {
             (Some(min), Some(max)) => format!("{min}–{max}"),
             (Some(min), None) => format!("at least {min}"),
             (None, Some(max)) => format!("at most {max}"),
@@ -199,23 +232,31 @@ fn plural(description: &str) -> String {
 mod tests {
     use super::*;
 
+    fn unsigned() -> Value {
+        json!({ "type": "integer", "minimum": 0 })
+    }
+
     fn spec(description: &'static str, clamp: bool, actions: &'static [&'static str]) -> FieldSpec {
         FieldSpec {
             name: "bpm",
             description,
-            schema: json!({ "type": "integer", "minimum": 0 }),
-            optional: true,
+            kind: FieldKind {
+                schema: unsigned,
+                optional: true,
+            },
             default: None,
-            min: Some(40.0),
-            max: None,
-            clamp,
+            bounds: Bounds {
+                min: Some(40.0),
+                max: None,
+                clamp,
+            },
             actions,
         }
     }
 
     fn property(field: FieldSpec) -> Value {
         let mut schema = ObjectSchema::new();
-        schema.field(field);
+        schema.field(&field);
         schema.finish()["properties"]["bpm"].clone()
     }
 

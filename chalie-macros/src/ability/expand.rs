@@ -34,6 +34,25 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
     } else {
         quote!(#fn_ident(#(#call_args),*))
     };
+    // An `async fn` of its parameters alone is boxed as it is: its future
+    // already runs nothing until polled and borrows nothing of `call`'s,
+    // and wrapping it in an `async move` block would be one more future
+    // type to compile per ability. A sync function, or one that borrows
+    // the turn, is wrapped so it runs only when polled and owns the turn.
+    let only_params = matches!(ability.signature.inputs.as_slice(), [Input::Params(_)]);
+    let body = if ability.signature.is_async && only_params {
+        quote! {
+            let _ = turn;
+            ::std::boxed::Box::pin(#fn_ident(params))
+        }
+    } else {
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                #ignore_params
+                #call
+            })
+        }
+    };
 
     let name = &ability.name;
     let summary = &ability.summary;
@@ -101,10 +120,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
                 #permission
 
                 fn call(params: Self::Params, turn: #krate::Turn) -> #private::BoxFuture<'static, #krate::ToolResult> {
-                    ::std::boxed::Box::pin(async move {
-                        #ignore_params
-                        #call
-                    })
+                    #body
                 }
 
                 #[doc(hidden)]

@@ -11,14 +11,16 @@ fn option_tokens(value: Option<f64>) -> TokenStream {
     }
 }
 
-/// `Params` and `ParamType` for a struct: a schema built once from the
-/// field types, and a parser that reports every bad field at once.
+/// `Params` and `ParamType` for a struct: its fields described once as
+/// data (a `static` of `FieldSpec`s) that chalie-core's shared functions
+/// read to build the schema and to parse, so each struct adds little code
+/// of its own to compile.
 ///
 /// Each field's type is written once, as the associated type of a
 /// `Field<N>` impl on a private marker (spanned at the user's type by its
 /// own tokens), and reached only through generic helpers bounded by that
-/// trait: a type without a schema is then one error at the field, not one
-/// per use.
+/// trait, evaluated as constants: a type without a schema is then one
+/// error at the field, not one per use.
 pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let krate = &params.krate;
     let private = quote!(#krate::__private);
@@ -28,7 +30,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
 
     let mut field_types = Vec::new();
     let mut default_checks = Vec::new();
-    let mut schema_fields = Vec::new();
+    let mut specs = Vec::new();
     let mut reads = Vec::new();
     let mut field_actions = Vec::new();
     let has_field_actions = params.fields.iter().any(|field| field.actions.is_some());
@@ -43,19 +45,22 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         let ty = &field.ty;
         let local = &field.ident;
         let description = &field.description;
+        let position = index;
         let index = proc_macro2::Literal::usize_unsuffixed(index);
         let bounded = field.bound_span.is_some();
-        let (field_trait, schema_of, rule_of) = if bounded {
+        let (field_trait, kind_of, rule_of, reader_of) = if bounded {
             (
                 quote!(BoundedField),
-                quote!(bounded_field_schema),
+                quote!(bounded_field_kind),
                 quote!(bounded_field_default_rule),
+                quote!(bounded_field_reader),
             )
         } else {
             (
                 quote!(Field),
-                quote!(field_schema),
+                quote!(field_kind),
                 quote!(field_default_rule),
+                quote!(field_reader),
             )
         };
         // `Self` in a field type means the struct, not the marker.
@@ -69,8 +74,8 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             Some(default) => {
                 let rule = quote!(#private::#rule_of::<#index, __ChalieFields>());
                 default_checks.push(default_check(default, field, &rule, &private));
-                let json = &default.tokens;
-                quote!(::core::option::Option::Some(#private::serde_json::json!(#json)))
+                let literal = default_literal(&default.literal, &private);
+                quote!(::core::option::Option::Some(#literal))
             }
             None => quote!(::core::option::Option::None),
         };
@@ -89,30 +94,19 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         if !actions.is_empty() {
             field_actions.push(quote!((#name, &[#(#actions),*])));
         }
-        schema_fields.push(quote! {
-            let (field_schema, optional) = #private::#schema_of::<#index, __ChalieFields>();
-            schema.field(#private::FieldSpec {
+        specs.push(quote! {
+            #private::FieldSpec {
                 name: #name,
                 description: #description,
-                schema: field_schema,
-                optional,
+                kind: #private::#kind_of::<#index, __ChalieFields>(),
                 default: #default,
-                min: #min,
-                max: #max,
-                clamp: #clamp,
+                bounds: #private::Bounds { min: #min, max: #max, clamp: #clamp },
                 actions: &[#(#actions),*],
-            });
-        });
-        let read = if bounded {
-            quote! {
-                reader.read_bounded::<#index, __ChalieFields>(
-                    #name,
-                    #default,
-                    #private::Bounds { min: #min, max: #max, clamp: #clamp },
-                )
             }
-        } else {
-            quote!(reader.read::<#index, __ChalieFields>(#name, #default))
+        });
+        let position = proc_macro2::Literal::usize_unsuffixed(position);
+        let read = quote! {
+            (const { #private::#reader_of::<#index, __ChalieFields>() })(&mut reader, &__CHALIE_FIELDS[#position])
         };
         // A field sent with another action is reported, not read; unless
         // the action itself failed to parse, which is reported instead.
@@ -134,7 +128,10 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         }
     }
     let locals: Vec<&syn::Ident> = params.fields.iter().map(|field| &field.ident).collect();
+    let count = specs.len();
 
+    // `match` rather than `?`: each `?` would be two more generic
+    // functions to compile for every struct.
     quote! {
         const _: () = {
             // Private, so a field of a private type leaks through no public impl.
@@ -142,17 +139,15 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             #(#field_types)*
             #(#default_checks)*
 
+            static __CHALIE_FIELDS: [#private::FieldSpec; #count] = [#(#specs),*];
+
             impl #impl_generics #private::Params for #ident #type_generics #where_clause {
                 const FIELDS: &'static [&'static str] = &[#(#field_names),*];
                 const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[#(#field_actions),*];
 
                 fn schema() -> &'static #private::Value {
                     static SCHEMA: #private::OnceLock<#private::Value> = #private::OnceLock::new();
-                    SCHEMA.get_or_init(|| {
-                        let mut schema = #private::ObjectSchema::new();
-                        #(#schema_fields)*
-                        schema.finish()
-                    })
+                    #private::params_schema(&SCHEMA, &__CHALIE_FIELDS)
                 }
 
                 fn from_arguments(arguments: &#private::Value) -> ::core::result::Result<Self, #private::ParamErrors> {
@@ -171,16 +166,31 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                 }
 
                 fn parse(value: &#private::Value, path: &str) -> ::core::result::Result<Self, #private::ParamErrors> {
-                    let mut reader = #private::ObjectReader::new(value, path, <Self as #private::Params>::FIELDS)?;
+                    let mut reader = match #private::ObjectReader::new(value, path, <Self as #private::Params>::FIELDS) {
+                        ::core::result::Result::Ok(reader) => reader,
+                        ::core::result::Result::Err(errors) => return ::core::result::Result::Err(errors),
+                    };
                     #(#reads)*
-                    reader.finish()?;
                     match (#(#locals,)*) {
-                        (#(::core::option::Option::Some(#locals),)*) => ::core::result::Result::Ok(Self { #(#locals),* }),
+                        (#(::core::option::Option::Some(#locals),)*) if reader.is_clean() => ::core::result::Result::Ok(Self { #(#locals),* }),
                         _ => ::core::result::Result::Err(reader.into_errors()),
                     }
                 }
             }
         };
+    }
+}
+
+/// The literal of `#[param(default = …)]`, as data.
+fn default_literal(literal: &DefaultLit, private: &TokenStream) -> TokenStream {
+    match literal {
+        DefaultLit::Str(text) => quote!(#private::DefaultLiteral::Str(#text)),
+        DefaultLit::Int(number) => {
+            let number = proc_macro2::Literal::i128_unsuffixed(*number);
+            quote!(#private::DefaultLiteral::Int(#number))
+        }
+        DefaultLit::Float(number) => quote!(#private::DefaultLiteral::Float(#number)),
+        DefaultLit::Bool(flag) => quote!(#private::DefaultLiteral::Bool(#flag)),
     }
 }
 
@@ -192,15 +202,7 @@ fn default_check(
     rule: &TokenStream,
     private: &TokenStream,
 ) -> TokenStream {
-    let literal = match &default.literal {
-        DefaultLit::Str(text) => quote!(#private::DefaultLiteral::Str(#text)),
-        DefaultLit::Int(number) => {
-            let number = proc_macro2::Literal::i128_unsuffixed(*number);
-            quote!(#private::DefaultLiteral::Int(#number))
-        }
-        DefaultLit::Float(number) => quote!(#private::DefaultLiteral::Float(#number)),
-        DefaultLit::Bool(flag) => quote!(#private::DefaultLiteral::Bool(#flag)),
-    };
+    let literal = default_literal(&default.literal, private);
     let name = &field.name;
     let ty = type_text(&field.ty);
     let written = &default.written;

@@ -1,6 +1,6 @@
 //! Parsing and validating Params structs and enums into an owned model.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
@@ -82,8 +82,6 @@ pub(crate) struct FieldActions {
 
 /// `#[param(default = …)]`: a JSON-shaped literal.
 pub(crate) struct FieldDefault {
-    /// The literal's tokens, for `json!`.
-    pub(crate) tokens: TokenStream,
     pub(crate) literal: DefaultLit,
     pub(crate) span: Span,
     /// The literal as written, for messages.
@@ -442,7 +440,6 @@ fn default_literal(value: &syn::Expr) -> syn::Result<FieldDefault> {
         _ => return Err(not_a_literal(value)),
     };
     Ok(FieldDefault {
-        tokens: value.to_token_stream(),
         literal: parsed,
         span: value.span(),
         written: value.to_token_stream().to_string().replace("- ", "-"),
