@@ -26,6 +26,18 @@ pub struct ClampBound {
     pub text: &'static str,
 }
 
+/// How every message about a clamp bound begins.
+const fn lead(site: ClampSite, bound: ClampBound) -> ConstMessage {
+    ConstMessage::new()
+        .push("`clamp` on `")
+        .push(site.field)
+        .push(": ")
+        .push(site.ty)
+        .push("` would clamp to ")
+        .push(bound.text)
+        .push(", ")
+}
+
 /// Why clamping a field of this type to `bounds` would fail to parse, or
 /// `None` when every bound is a value of the type.
 #[doc(hidden)]
@@ -40,23 +52,16 @@ pub const fn clamp_problem(
     let mut index = 0;
     while index < bounds.len() {
         if let Some(bound) = bounds[index] {
-            let message = ConstMessage::new()
-                .push("`clamp` on `")
-                .push(site.field)
-                .push(": ")
-                .push(site.ty)
-                .push("` would clamp to ")
-                .push(bound.text)
-                .push(", ");
+            // The message is built only when the bound fails: most do not.
             if bound.value as i128 as f64 != bound.value {
                 return Some(
-                    message
+                    lead(site, bound)
                         .push("which is not a whole number; give the integer field whole bounds"),
                 );
             }
             if bound.value < min as f64 || bound.value > max as f64 {
                 return Some(
-                    message
+                    lead(site, bound)
                         .push("outside what `")
                         .push(site.ty)
                         .push("` holds; keep the bounds from ")

@@ -77,6 +77,18 @@ pub struct DefaultSite {
     pub written: &'static str,
 }
 
+/// How every message about a default begins.
+const fn lead(site: DefaultSite) -> ConstMessage {
+    ConstMessage::new()
+        .push("default `")
+        .push(site.written)
+        .push("` does not fit `")
+        .push(site.field)
+        .push(": ")
+        .push(site.ty)
+        .push("`; ")
+}
+
 /// Why `literal` does not fit `rule`, or `None` when it does. Runs during
 /// constant evaluation, so it builds its message without allocating.
 #[doc(hidden)]
@@ -85,27 +97,21 @@ pub const fn default_problem(
     literal: DefaultLiteral,
     site: DefaultSite,
 ) -> Option<ConstMessage> {
-    let message = ConstMessage::new()
-        .push("default `")
-        .push(site.written)
-        .push("` does not fit `")
-        .push(site.field)
-        .push(": ")
-        .push(site.ty)
-        .push("`; ");
+    // The message is built only on the failing arms: every default of
+    // every Params struct is checked while its crate compiles, and most fit.
     match (rule, literal) {
         (DefaultRule::Unchecked, _)
         | (DefaultRule::String, DefaultLiteral::Str(_))
         | (DefaultRule::Bool, DefaultLiteral::Bool(_))
         | (DefaultRule::Number, DefaultLiteral::Int(_) | DefaultLiteral::Float(_)) => None,
         (DefaultRule::String, _) => Some(
-            message
+            lead(site)
                 .push("write a string literal, e.g. `default = \"")
                 .push(site.written)
                 .push("\"`"),
         ),
-        (DefaultRule::Bool, _) => Some(message.push("write `true` or `false`")),
-        (DefaultRule::Number, _) => Some(message.push("write a number literal")),
+        (DefaultRule::Bool, _) => Some(lead(site).push("write `true` or `false`")),
+        (DefaultRule::Number, _) => Some(lead(site).push("write a number literal")),
         (DefaultRule::Integer { min, max }, literal) => {
             let fits = match literal {
                 DefaultLiteral::Int(value) => value >= min && value <= max,
@@ -119,7 +125,7 @@ pub const fn default_problem(
                 None
             } else {
                 Some(
-                    message
+                    lead(site)
                         .push("write a whole number from ")
                         .push_int(min)
                         .push(" to ")
@@ -133,7 +139,7 @@ pub const fn default_problem(
             {
                 return None;
             }
-            let mut message = message.push("write one of ");
+            let mut message = lead(site).push("write one of ");
             let mut index = 0;
             while index < values.len() {
                 if index > 0 {
