@@ -56,6 +56,7 @@ impl std::fmt::Debug for PreparedCall {
 // `prepare` and `check` are compiled once per ability, so they are written
 // with `match` rather than `?` and `map`: each of those would be one more
 // generic function to compile for every ability of a crate.
+#[allow(clippy::question_mark)] // `?` would be two more generic functions per ability
 fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, ParamErrors> {
     let params = match <A::Params as Params>::from_arguments(arguments) {
         Ok(params) => params,

@@ -10,6 +10,10 @@
 //! check`). The table gives the median of each, its cost above the plain
 //! crate, and chalie's cost above plain as a share of rmcp's and rig's: on
 //! a noisy machine the ratios within one run are what compare.
+//! A fifth crate, the floor, writes each tool's descriptors by hand as the
+//! plain data the macros emit, with one parse-and-box function per tool
+//! and no macro, trait or compile-time check: what the macros' output
+//! could cost at the least.
 //! `--workspace` also times a cold build of chalie's whole workspace into
 //! a fresh target directory.
 
@@ -130,6 +134,13 @@ fn table(tools: usize, repeats: usize, medians: &[[f64; 2]]) -> String {
             ratio(1)
         ));
     }
+    let floor = medians[4];
+    let ratio = |mode: usize| above(floor, mode) / above(medians[2], mode);
+    out.push_str(&format!(
+        "\nthe floor's cost above plain / rmcp's: {:.2}x build, {:.2}x check",
+        ratio(0),
+        ratio(1)
+    ));
     out.push('\n');
     out
 }

@@ -25,7 +25,7 @@ pub(crate) struct Crate {
 }
 
 /// The baseline first: every other row is reported above it.
-pub(crate) const CRATES: [Crate; 4] = [
+pub(crate) const CRATES: [Crate; 5] = [
     Crate {
         label: "plain",
         package: "tools-plain",
@@ -60,6 +60,15 @@ pub(crate) const CRATES: [Crate; 4] = [
             )
         },
         source: rig,
+    },
+    Crate {
+        label: "floor",
+        package: "tools-floor",
+        dependencies: |root| {
+            let core = root.join("chalie-core");
+            format!("chalie-core = {{ path = {core:?} }}\nserde_json = \"{SERDE_JSON}\"\n")
+        },
+        source: floor,
     },
 ];
 
@@ -231,6 +240,80 @@ pub struct Params{index} {{
 pub async fn tool_{index}(params: Params{index}) -> String {{
     serde_json::json!({{ "city": params.city, "days": params.days, "hourly": params.hourly }}).to_string()
 }}
+"#
+        );
+    }
+    source
+}
+
+/// What chalie's macros could cost at the least: each tool's descriptors
+/// written by hand as plain data (the same `FieldSpec` and `AbilitySpec`
+/// statics the macros emit) and one function that parses the arguments
+/// with chalie-core's shared readers and boxes the tool's future; no
+/// traits, no compile-time checks, no registration beyond a `#[used]`
+/// static.
+fn floor(count: usize) -> String {
+    let mut source = format!(
+        "{HEADER}use chalie_core::__private::{{AbilitySpec, AbilitySpecParts, BoxFuture, Bounds, DefaultLiteral, Effect, FieldKind, FieldSpec, Location, ObjectReader, ParamErrors, Value}};\nuse chalie_core::params::ParamType;\n\n/// One tool: its descriptors and its call.\npub struct Entry {{\n    pub spec: &'static AbilitySpec,\n    pub fields: &'static [FieldSpec],\n    pub call: fn(&Value) -> Result<BoxFuture<'static, String>, ParamErrors>,\n}}\n\nconst NO: Bounds = Bounds {{ min: None, max: None, clamp: false }};\nconst DAYS: Bounds = Bounds {{ min: Some(1.0), max: Some(7.0), clamp: false }};\n"
+    );
+    for index in 0..count {
+        let summary = summary(index);
+        let tooltip = summary.trim_end_matches('.');
+        let _ = write!(
+            source,
+            r#"
+pub struct Params{index} {{
+    /// {CITY}
+    pub city: String,
+    /// {DAYS}
+    pub days: u8,
+    /// {HOURLY}
+    pub hourly: Option<bool>,
+}}
+
+/// {summary}
+pub async fn tool_{index}(params: Params{index}) -> String {{
+    serde_json::json!({{ "city": params.city, "days": params.days, "hourly": params.hourly }}).to_string()
+}}
+
+static FIELDS_{index}: [FieldSpec; 3] = [
+    FieldSpec {{ name: "city", description: "{CITY}", kind: FieldKind {{ schema: <String as ParamType>::schema, optional: false }}, default: None, bounds: NO, actions: &[] }},
+    FieldSpec {{ name: "days", description: "{DAYS}", kind: FieldKind {{ schema: <u8 as ParamType>::schema, optional: false }}, default: Some(DefaultLiteral::Int(1)), bounds: DAYS, actions: &[] }},
+    FieldSpec {{ name: "hourly", description: "{HOURLY}", kind: FieldKind {{ schema: <Option<bool> as ParamType>::schema, optional: true }}, default: None, bounds: NO, actions: &[] }},
+];
+
+static SPEC_{index}: AbilitySpec = AbilitySpec::__new(AbilitySpecParts {{
+    name: "tool_{index}",
+    summary: "{summary}",
+    examples: &["look up {index} in Rome", "record {index} for Paris", "find {index} for Oslo tomorrow", "get {index} in Lima", "what is {index} in Bern", "check {index} for Cairo"],
+    tooltip: "{tooltip}",
+    discoverable: true,
+    internal: false,
+    effect: Effect::Read,
+    version: "1.0.0",
+    toolset: "default",
+    actions: &[],
+    location: Location::__new(module_path!(), file!(), line!(), column!()),
+}});
+
+fn call_{index}(arguments: &Value) -> Result<BoxFuture<'static, String>, ParamErrors> {{
+    let mut reader = match ObjectReader::new(arguments, "", &["city", "days", "hourly"]) {{
+        Ok(reader) => reader,
+        Err(errors) => return Err(errors),
+    }};
+    let city = reader.field::<String>("city", None, NO, None);
+    let days = reader.field::<u8>("days", Some(Value::from(1)), DAYS, None);
+    let hourly = reader.field::<Option<bool>>("hourly", None, NO, None);
+    match (city, days, hourly) {{
+        (Some(city), Some(days), Some(hourly)) if reader.is_clean() => {{
+            Ok(Box::pin(tool_{index}(Params{index} {{ city, days, hourly }})))
+        }}
+        _ => Err(reader.into_errors()),
+    }}
+}}
+
+#[used]
+pub static ENTRY_{index}: Entry = Entry {{ spec: &SPEC_{index}, fields: &FIELDS_{index}, call: call_{index} }};
 "#
         );
     }
