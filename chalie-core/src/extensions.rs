@@ -9,6 +9,7 @@
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::ToolResult;
@@ -16,7 +17,31 @@ use crate::ToolResult;
 /// A map from a type to one shared value of that type.
 #[derive(Clone, Default)]
 pub struct Extensions {
-    values: HashMap<TypeId, Entry>,
+    values: HashMap<TypeId, Entry, BuildHasherDefault<TypeIdHasher>>,
+}
+
+/// Hashes a [`TypeId`] by passing its bits through: a `TypeId` is already
+/// a hash of the type, so hashing it again (std's SipHash) only costs
+/// time on every lookup, and a turn's extensions are read on every call.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write_u64(&mut self, bits: u64) {
+        self.0 = bits;
+    }
+
+    /// `TypeId` writes one `u64` today; should it write otherwise, the
+    /// bytes are folded in so lookups stay correct, only slower.
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 #[derive(Clone)]
@@ -92,4 +117,28 @@ pub(crate) fn missing_extension<T: 'static>() -> ToolResult {
         ),
         "do not retry; tell the user this tool is unavailable here",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Extensions;
+
+    #[test]
+    fn each_type_reads_back_its_own_value() {
+        struct Pool(u8);
+        struct Folder(&'static str);
+        let mut extensions = Extensions::new();
+        extensions.insert(Pool(7));
+        extensions.insert(Folder("data"));
+        extensions.insert(3_u32);
+        assert_eq!(extensions.get::<Pool>().map(|pool| pool.0), Some(7));
+        assert_eq!(
+            extensions.get::<Folder>().map(|folder| folder.0),
+            Some("data")
+        );
+        assert_eq!(extensions.get::<u32>(), Some(&3));
+        assert!(extensions.get::<u64>().is_none());
+        assert_eq!(extensions.insert(4_u32).as_deref(), Some(&3));
+        assert_eq!(extensions.len(), 3);
+    }
 }

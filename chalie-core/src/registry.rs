@@ -189,7 +189,16 @@ impl Registry {
 
     /// The ability called `name`.
     pub fn get(&self, name: &str) -> Option<&AbilityEntry> {
-        self.by_name.get(name).map(|&index| &self.entries[index])
+        self.lookup(name).map(|(_, entry)| entry)
+    }
+
+    /// The ability called `name` and its position in [`iter`](Self::iter)'s
+    /// order: the dispatcher looks a call's name up once and answers the
+    /// later questions about it (is it offered?) by that position.
+    pub(crate) fn lookup(&self, name: &str) -> Option<(usize, &AbilityEntry)> {
+        self.by_name
+            .get(name)
+            .map(|&index| (index, &self.entries[index]))
     }
 
     /// Every ability, sorted by name.

@@ -213,7 +213,14 @@ impl Dispatcher {
         };
 
         // 2. Reach: only what this turn was offered, whatever name is sent.
-        if !self.channels.reaches(&self.registry, turn, &state.tool) {
+        let position = match target {
+            Target::Ability(position, _) => Some(position),
+            Target::External(..) => None,
+        };
+        if !self
+            .channels
+            .reaches_resolved(&self.registry, turn, &state.tool, position)
+        {
             let result = errors::not_available(&state.tool);
             return state.refuse(turn, Refusal::NotAvailable, result);
         }
@@ -226,7 +233,7 @@ impl Dispatcher {
             }
         };
         let (prepared, effect, internal) = match target {
-            Target::Ability(entry) => {
+            Target::Ability(_, entry) => {
                 state.registered = Some(entry.name());
                 match check_action(entry.spec(), &arguments) {
                     Ok(Some(action)) => state.action = Some(action.to_owned()),

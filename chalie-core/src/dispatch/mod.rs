@@ -345,6 +345,7 @@ impl DispatcherBuilder {
 
     /// The dispatcher.
     pub fn build(self) -> Dispatcher {
+        let channels = self.channels.index(&self.registry);
         Dispatcher {
             registry: self.registry,
             policy: PolicyStore::new(self.policy),
@@ -355,7 +356,7 @@ impl DispatcherBuilder {
             external: self.external,
             required_tags: self.required_tags,
             granted_tags: self.granted_tags,
-            channels: self.channels,
+            channels,
             trace_payloads: self.trace_payloads,
             extensions: Arc::new(self.extensions),
             sessions: DashMap::with_hasher(foldhash::fast::RandomState::default()),

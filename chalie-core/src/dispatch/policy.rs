@@ -113,7 +113,8 @@ pub struct Policy {
     channels: [FastMap<ToolRules>; 3],
 }
 
-fn channel_index(channel: Channel) -> usize {
+/// The slot of `channel` in the per-channel arrays (the policy's, reach's).
+pub(crate) fn channel_index(channel: Channel) -> usize {
     match channel {
         Channel::Chat => 0,
         Channel::Subconscious => 1,

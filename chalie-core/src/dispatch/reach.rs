@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use super::policy::channel_index;
 use crate::{Channel, Registry, Turn, contracts::CORE_ABILITIES, contracts::Profile};
 
 /// What one channel offers every turn, and what its turns may discover.
@@ -123,9 +124,28 @@ pub(crate) struct Channels {
     // Looked up on every call: a fast hasher, the keys are our own.
     configured: HashMap<Channel, ChannelTools, foldhash::fast::RandomState>,
     unconfigured: ChannelTools,
+    /// Per channel, by registry position: whether every request offers
+    /// the ability (core or pinned). Filled by [`index`](Self::index)
+    /// when the dispatcher is built, so a call's reach is one read
+    /// instead of a comparison with every offered name.
+    offered_abilities: [Vec<bool>; 3],
 }
 
 impl Channels {
+    /// Fills the offered abilities of each channel from its names, once
+    /// the channels are configured.
+    pub(crate) fn index(mut self, registry: &Registry) -> Self {
+        for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
+            let tools = self.of(channel);
+            let offered = registry
+                .iter()
+                .map(|entry| tools.is_offered(entry.name()))
+                .collect();
+            self.offered_abilities[channel_index(channel)] = offered;
+        }
+        self
+    }
+
     pub(crate) fn set(&mut self, channel: Channel, tools: ChannelTools) {
         self.configured.insert(channel, tools);
     }
@@ -141,10 +161,31 @@ impl Channels {
     /// The rule: offered on the channel, pinned on the turn, or activated
     /// in the turn and admitted by the channel's profile.
     pub(crate) fn reaches(&self, registry: &Registry, turn: &Turn, name: &str) -> bool {
-        let tools = self.of(turn.channel());
-        tools.is_offered(name)
+        let position = registry.lookup(name).map(|(position, _)| position);
+        self.reaches_resolved(registry, turn, name, position)
+    }
+
+    /// [`reaches`](Self::reaches) for a name already resolved: `position`
+    /// is the ability's place in the registry, `None` for an external
+    /// tool (whose offered names are compared).
+    pub(crate) fn reaches_resolved(
+        &self,
+        registry: &Registry,
+        turn: &Turn,
+        name: &str,
+        position: Option<usize>,
+    ) -> bool {
+        let offered = match position {
+            Some(position) => self.offered_abilities[channel_index(turn.channel())]
+                .get(position)
+                .copied()
+                .unwrap_or(false),
+            None => self.of(turn.channel()).is_offered(name),
+        };
+        offered
             || turn.is_pinned(name)
-            || (turn.has_activated(name) && tools.admits_discovered(registry, name))
+            || (turn.has_activated(name)
+                && self.of(turn.channel()).admits_discovered(registry, name))
     }
 
     /// What the next request of `turn` offers, each once, in order: the
@@ -177,6 +218,7 @@ mod tests {
         let registry = &crate::registry().expect("unique names").filter(|_| false);
         let mut channels = Channels::default();
         channels.set(Channel::Chat, ChannelTools::new().pin(["web_search"]));
+        let channels = channels.index(registry);
         let turn = Turn::builder(Channel::Chat).pin(["weather"]).build();
         assert!(channels.reaches(registry, &turn, "find_tools"));
         assert!(channels.reaches(registry, &turn, "web_search"));
@@ -205,6 +247,7 @@ mod tests {
         let registry = crate::registry().expect("unique names");
         let mut channels = Channels::default();
         channels.set(Channel::Chat, ChannelTools::new().profile(Profile::new()));
+        let channels = channels.index(registry);
         let turn = Turn::builder(Channel::Chat).build();
         assert!(channels.reaches(registry, &turn, "memory"));
         // Any registered ability outside the empty profile's toolsets.

@@ -7,7 +7,9 @@ use crate::{AbilityEntry, Registry};
 
 /// What a name resolved to.
 pub(crate) enum Target<'a> {
-    Ability(&'a AbilityEntry),
+    /// The entry and its position in the registry, by which reach is
+    /// answered without comparing the name again.
+    Ability(usize, &'a AbilityEntry),
     /// Boxed: a listing is data of some size, and the call's future holds it.
     External(Arc<dyn ExternalTools>, Box<ExternalTool>),
 }
@@ -42,8 +44,8 @@ pub(crate) fn resolve<'a>(
             }
         };
     }
-    match registry.get(name) {
-        Some(entry) => Ok(Target::Ability(entry)),
+    match registry.lookup(name) {
+        Some((index, entry)) => Ok(Target::Ability(index, entry)),
         None => {
             // External names are suggested too: the model may have dropped
             // the prefix.
