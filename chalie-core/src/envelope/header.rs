@@ -23,17 +23,16 @@ pub(crate) fn push_attribute(out: &mut String, first: bool, key: &str, value: &s
     escape::push_one_line(out, value, is_bare);
 }
 
-/// Appends `key=value` for a value the framework writes from its own
-/// constants (`status=success`): bare by construction, so it skips the
-/// check every other value passes through on every call.
-pub(crate) fn push_fixed_attribute(out: &mut String, first: bool, key: &str, value: &'static str) {
-    debug_assert!(is_bare(value), "`{value}` must stand bare in a header");
-    if !first {
-        out.push_str(", ");
-    }
-    out.push_str(key);
-    out.push('=');
-    out.push_str(value);
+/// Opens the attributes with the first one, `status=success` or
+/// `status=error`: the framework's own constants, bare by construction, so
+/// written in one piece without the check every other value passes
+/// through on every call.
+pub(crate) fn open_with_status(out: &mut String, success: bool) {
+    out.push_str(if success {
+        "(status=success"
+    } else {
+        "(status=error"
+    });
 }
 
 /// Parses a header line into the tool name and its attributes.

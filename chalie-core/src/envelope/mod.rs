@@ -42,14 +42,10 @@ pub fn render_envelope(tool: &str, action: Option<&str>, result: &ToolResult) ->
     let mut out = String::with_capacity(128);
     out.push('[');
     out.push_str(&tool);
-    out.push('(');
     let error = result.as_error();
-    match error {
-        None => header::push_fixed_attribute(&mut out, true, "status", "success"),
-        Some(error) => {
-            header::push_fixed_attribute(&mut out, true, "status", "error");
-            header::push_attribute(&mut out, false, "code", error.code().as_str());
-        }
+    header::open_with_status(&mut out, error.is_none());
+    if let Some(error) = error {
+        header::push_attribute(&mut out, false, "code", error.code().as_str());
     }
     if let Some(action) = action {
         header::push_attribute(&mut out, false, "action", action);
@@ -85,13 +81,20 @@ fn push_body(out: &mut String, body: Option<&Body>) {
             out.push_str(&escape::escape_lines(text, Guard::Tags));
             return;
         }
-        Some(Body::Json(value)) => push_json(out, value),
+        Some(Body::Json(value)) => {
+            push_json(out, value);
+            // Compact JSON is one line (`push_json` escapes every line
+            // separator) whose first character is its value's, an ASCII
+            // one: no indent, so only a leading `[` could open a tag. Only
+            // then does it go through the rule, which spares every other
+            // body a scan, and an array is rewritten only when it must be.
+            if !out[start..].starts_with('[') {
+                return;
+            }
+        }
         Some(body) => out.push_str(&body.render()),
         None => {}
     }
-    // Compact JSON is one line that opens with `{`, `[` then a value, or a
-    // scalar, never like a tag; it goes through the rule all the same, which
-    // rewrites it only when it must.
     if let Cow::Owned(escaped) = escape::escape_lines(&out[start..], Guard::Tags) {
         out.truncate(start);
         out.push_str(&escaped);
