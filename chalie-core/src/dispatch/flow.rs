@@ -38,6 +38,9 @@ pub(crate) struct CallState<'a> {
     /// The registry's name for the tool, once it resolved to an ability:
     /// the call-bound turn and the trail borrow it instead of copying.
     registered: Option<&'static str>,
+    /// The ability's registry position, once resolved: reach and the
+    /// policy read by it rather than by the name.
+    pub(crate) position: Option<usize>,
     decision: GateDecision,
     refusal: Option<Refusal>,
     background: bool,
@@ -125,6 +128,7 @@ impl CallState<'_> {
             action: self.action,
             derived: self.derived,
             registered: self.registered,
+            position: self.position,
             decision: self.decision,
             refusal: self.refusal,
             background: self.background,
@@ -196,6 +200,7 @@ impl Dispatcher {
             action: None,
             derived: None,
             registered: None,
+            position: None,
             decision: GateDecision::NotReached,
             refusal: None,
             background: false,
@@ -213,13 +218,13 @@ impl Dispatcher {
         };
 
         // 2. Reach: only what this turn was offered, whatever name is sent.
-        let position = match target {
+        state.position = match target {
             Target::Ability(position, _) => Some(position),
             Target::External(..) => None,
         };
         if !self
             .channels
-            .reaches_resolved(&self.registry, turn, &state.tool, position)
+            .reaches_resolved(&self.registry, turn, &state.tool, state.position)
         {
             let result = errors::not_available(&state.tool);
             return state.refuse(turn, Refusal::NotAvailable, result);

@@ -88,9 +88,12 @@ impl Dispatcher {
         // memory): the policy does not gate it, the mode still does.
         let setting = match internal {
             true => Setting::Internal,
-            false => self
-                .policy
-                .lookup(turn.channel(), &state.tool, state.qualifier()),
+            false => self.policy.lookup(
+                turn.channel(),
+                &state.tool,
+                state.position,
+                state.qualifier(),
+            ),
         };
         if setting == Setting::Deny {
             return Ok(Gate::Block(

@@ -346,9 +346,10 @@ impl DispatcherBuilder {
     /// The dispatcher.
     pub fn build(self) -> Dispatcher {
         let channels = self.channels.index(&self.registry);
+        let policy = PolicyStore::new(self.policy, &self.registry);
         Dispatcher {
             registry: self.registry,
-            policy: PolicyStore::new(self.policy),
+            policy,
             approver: self.approver,
             approval_timeout: self.approval_timeout,
             rate_limit: self.rate_limit,

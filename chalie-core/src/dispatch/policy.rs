@@ -106,6 +106,43 @@ struct ToolRules {
     actions: FastMap<Setting>,
 }
 
+impl ToolRules {
+    /// The lookup rule, in one place: `tool.action`, then `tool`, then
+    /// `ask`; `ask` becomes `deny` on a channel without a human.
+    fn setting(rules: Option<&ToolRules>, channel: Channel, action: Option<&str>) -> Setting {
+        let setting = rules
+            .and_then(|rules| {
+                action
+                    .and_then(|action| rules.actions.get(action).copied())
+                    .or(rules.tool)
+            })
+            .unwrap_or(Setting::Ask);
+        setting.on(channel)
+    }
+}
+
+/// A [`Policy`]'s rules by registry position (see [`Policy::index`]).
+#[derive(Debug, Default)]
+pub(crate) struct PolicyIndex {
+    by_position: Vec<[Option<ToolRules>; 3]>,
+}
+
+impl PolicyIndex {
+    /// [`Policy::lookup`] for the tool at `position`.
+    pub(crate) fn lookup(
+        &self,
+        channel: Channel,
+        position: usize,
+        action: Option<&str>,
+    ) -> Setting {
+        let rules = self
+            .by_position
+            .get(position)
+            .and_then(|channels| channels[channel_index(channel)].as_ref());
+        ToolRules::setting(rules, channel, action)
+    }
+}
+
 /// Explicit settings per channel. Lookup: `tool.action`, then `tool`,
 /// then the default `ask`, so a brand-new action prompts the first time.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -212,15 +249,25 @@ impl Policy {
     /// `channel`: `tool.action`, then `tool`, then `ask`; `ask` becomes
     /// `deny` on a channel without a human.
     pub fn lookup(&self, channel: Channel, tool: &str, action: Option<&str>) -> Setting {
-        let rules = self.channels[channel_index(channel)].get(tool);
-        let setting = rules
-            .and_then(|rules| {
-                action
-                    .and_then(|action| rules.actions.get(action).copied())
-                    .or(rules.tool)
+        ToolRules::setting(
+            self.channels[channel_index(channel)].get(tool),
+            channel,
+            action,
+        )
+    }
+
+    /// The rules of each of `tools` on each channel, by the tools' order:
+    /// the dispatcher's registry positions, so a call's setting is read
+    /// without looking its name up again.
+    pub(crate) fn index(&self, tools: &[&str]) -> PolicyIndex {
+        let by_position = tools
+            .iter()
+            .map(|tool| {
+                [Channel::Chat, Channel::Subconscious, Channel::External]
+                    .map(|channel| self.channels[channel_index(channel)].get(*tool).cloned())
             })
-            .unwrap_or(Setting::Ask);
-        setting.on(channel)
+            .collect();
+        PolicyIndex { by_position }
     }
 
     /// Parses the TOML policy file format.

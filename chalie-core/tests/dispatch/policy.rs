@@ -140,3 +140,62 @@ fn the_surface_lists_every_non_internal_permission() {
         (Setting::Allow, Setting::Deny, Setting::Deny)
     );
 }
+
+/// The gate reads the live policy by the ability's place in the registry:
+/// every change through the store (set, remove, replace) governs the very
+/// next call, for the tool and for each of its actions.
+#[tokio::test]
+async fn a_policy_changed_at_run_time_governs_the_next_call() {
+    use chalie_core::dispatch::Refusal;
+
+    let dispatcher = builder().build();
+    let turn = crate::turn(Channel::External, "live-policy");
+    let lookup = || serde_json::json!({ "query": "rust" });
+    let refusal = |done: chalie_core::dispatch::Dispatched| done.refusal();
+
+    assert_eq!(
+        refusal(crate::call(&dispatcher, &turn, "lookup", lookup()).await),
+        None
+    );
+    dispatcher
+        .policy()
+        .set(Channel::External, "lookup", Setting::Deny)
+        .unwrap();
+    assert_eq!(
+        refusal(crate::call(&dispatcher, &turn, "lookup", lookup()).await),
+        Some(Refusal::Denied)
+    );
+    // Removed, the setting falls back to `ask`, which a channel without a
+    // human cannot answer.
+    dispatcher.policy().remove(Channel::External, "lookup");
+    assert_ne!(
+        refusal(crate::call(&dispatcher, &turn, "lookup", lookup()).await),
+        None
+    );
+    let mut policy = Policy::new();
+    policy
+        .set(Channel::External, "calendar", Setting::Allow)
+        .unwrap();
+    policy
+        .set(Channel::External, "calendar.delete_event", Setting::Deny)
+        .unwrap();
+    dispatcher.policy().replace(policy);
+    let calendar = |action: &str| serde_json::json!({ "action": action, "event_id": "e1" });
+    let listed = crate::call(
+        &dispatcher,
+        &turn,
+        "calendar",
+        serde_json::json!({ "action": "list_events" }),
+    )
+    .await;
+    assert_eq!(listed.refusal(), None, "{}", listed.envelope);
+    assert_eq!(
+        refusal(crate::call(&dispatcher, &turn, "calendar", calendar("delete_event")).await),
+        Some(Refusal::Denied)
+    );
+    // `lookup` is not in the replacing policy: `ask` again.
+    assert_ne!(
+        refusal(crate::call(&dispatcher, &turn, "lookup", lookup()).await),
+        None
+    );
+}
