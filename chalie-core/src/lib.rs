@@ -179,12 +179,10 @@ pub mod __private {
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{
-        BoundedField, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
-        Field, FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType,
-        Params, ability_fields, bounded_field_default_rule, bounded_field_kind,
-        bounded_field_reader, clamp_problem, default_problem, enum_schema, fallback_schema,
-        field_actions_problem, field_default_rule, field_kind, field_reader, has_field,
-        params_schema, parse_enum_value, required_field_problem,
+        Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
+        FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
+        ability_fields, clamp_problem, default_problem, enum_schema, fallback_schema,
+        field_actions_problem, has_field, params_schema, parse_enum_value, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

@@ -25,9 +25,7 @@ pub use clamp::{ClampBound, ClampSite, clamp_problem};
 #[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
 #[doc(hidden)]
-pub use reader::{
-    Bounds, FieldRead, ObjectReader, bounded_field_reader, field_reader, parse_enum_value,
-};
+pub use reader::{Bounds, BoundsCheck, FieldOps, FieldRead, ObjectReader, parse_enum_value};
 #[doc(hidden)]
 pub use schema::{FieldKind, FieldSpec, ObjectSchema, enum_schema, fallback_schema, params_schema};
 
@@ -84,6 +82,12 @@ pub trait ParamType: Sized {
     #[doc(hidden)]
     const DEFAULT_RULE: DefaultRule = DefaultRule::Unchecked;
 
+    /// What `#[derive(Params)]` takes of a field of this type (its schema
+    /// and reader), named once per use as `<Type as ParamType>::FIELD` so a
+    /// type without a schema is one error, at the field's type.
+    #[doc(hidden)]
+    const FIELD: FieldOps<Self> = FieldOps::OF;
+
     /// The JSON Schema of this type, inlined.
     fn schema() -> Value;
 
@@ -118,54 +122,6 @@ impl Params for NoParams {
     }
 
     fn __chalie_macro_only(_: MacroOnly) {}
-}
-
-/// The type of field `N` of a `#[derive(Params)]` struct, implemented on
-/// a private marker type. The generated code writes each field type once,
-/// here, and reaches it only through the generic helpers below, whose
-/// bound is this trait: a type without a schema is then one error at the
-/// field, not one per use.
-#[doc(hidden)]
-pub trait Field<const N: usize> {
-    /// The field's type as written.
-    type Type: ParamType;
-}
-
-/// [`Field`] for a field with `#[param(min, max)]`: its type is also a number.
-#[doc(hidden)]
-pub trait BoundedField<const N: usize> {
-    /// The field's type as written.
-    type Type: ParamType + Bounded;
-}
-
-/// The schema and optionality of field `N`'s type, for its [`FieldSpec`].
-#[doc(hidden)]
-pub const fn field_kind<const N: usize, F: Field<N>>() -> FieldKind {
-    FieldKind {
-        schema: F::Type::schema,
-        optional: F::Type::OPTIONAL,
-    }
-}
-
-/// [`field_kind`] for a bounded field.
-#[doc(hidden)]
-pub const fn bounded_field_kind<const N: usize, F: BoundedField<N>>() -> FieldKind {
-    FieldKind {
-        schema: F::Type::schema,
-        optional: F::Type::OPTIONAL,
-    }
-}
-
-/// The default rule of field `N`'s type, for the compile-time check.
-#[doc(hidden)]
-pub const fn field_default_rule<const N: usize, F: Field<N>>() -> DefaultRule {
-    F::Type::DEFAULT_RULE
-}
-
-/// [`field_default_rule`] for a bounded field.
-#[doc(hidden)]
-pub const fn bounded_field_default_rule<const N: usize, F: BoundedField<N>>() -> DefaultRule {
-    F::Type::DEFAULT_RULE
 }
 
 /// The Params fields of ability `A`, for `#[ability]`'s constant checks.

@@ -4,10 +4,11 @@ use serde_json::{Map, Value};
 
 use super::error::{ParamErrors, Problem};
 use super::types::{Bounded, found};
-use super::{BoundedField, DefaultLiteral, Field, FieldSpec, ParamType, schema};
+use super::{DefaultLiteral, FieldKind, FieldSpec, ParamType, schema};
 
 /// Checks a parsed value against `#[param(min, max)]`: the bound it broke.
-type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
+#[doc(hidden)]
+pub type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
 
 /// The field every ability with actions takes, naming the action.
 const ACTION_FIELD: &str = "action";
@@ -219,34 +220,41 @@ impl<'a> ObjectReader<'a> {
     }
 }
 
-/// Reads one field of a `#[derive(Params)]` struct; `None` when it had a
-/// problem (recorded). Generic over the field's type only, so every field
-/// of that type, in every struct of a crate, shares one copy.
-pub type FieldRead<T> = fn(&mut ObjectReader<'_>, &FieldSpec) -> Option<T>;
+/// Reads one field of a `#[derive(Params)]` struct, with its bounds'
+/// check for a `#[param(min, max)]` field; `None` when it had a problem
+/// (recorded). Generic over the field's type only, so every field of that
+/// type, in every struct of a crate, shares one copy.
+pub type FieldRead<T> = fn(&mut ObjectReader<'_>, &FieldSpec, Option<BoundsCheck<T>>) -> Option<T>;
 
-/// The reader of field `N`, taken as a constant by the generated code.
+/// What the generated code takes of a field's type, as one constant
+/// ([`ParamType::FIELD`]): the type is named once per use, in a path
+/// `<Type as ParamType>`, so a type without a schema is one error there.
 #[doc(hidden)]
-pub const fn field_reader<const N: usize, F: Field<N>>() -> FieldRead<F::Type> {
-    read_field::<F::Type>
+pub struct FieldOps<T> {
+    /// The type's schema and optionality, for its [`FieldSpec`].
+    pub kind: FieldKind,
+    /// Its reader.
+    pub read: FieldRead<T>,
 }
 
-/// [`field_reader`] for a field with `#[param(min, max)]`.
-#[doc(hidden)]
-pub const fn bounded_field_reader<const N: usize, F: BoundedField<N>>() -> FieldRead<F::Type> {
-    read_bounded_field::<F::Type>
+impl<T: ParamType> FieldOps<T> {
+    /// The operations of `T`, shared by every field of that type.
+    pub(crate) const OF: Self = Self {
+        kind: FieldKind {
+            schema: T::schema,
+            optional: T::OPTIONAL,
+        },
+        read: read_field::<T>,
+    };
 }
 
-fn read_field<T: ParamType>(reader: &mut ObjectReader<'_>, field: &FieldSpec) -> Option<T> {
-    let default = field.default.map(DefaultLiteral::to_value);
-    reader.field::<T>(field.name, default, field.bounds, None)
-}
-
-fn read_bounded_field<T: ParamType + Bounded>(
+fn read_field<T: ParamType>(
     reader: &mut ObjectReader<'_>,
     field: &FieldSpec,
+    check: Option<BoundsCheck<T>>,
 ) -> Option<T> {
     let default = field.default.map(DefaultLiteral::to_value);
-    reader.field::<T>(field.name, default, field.bounds, Some(check_bounds::<T>))
+    reader.field::<T>(field.name, default, field.bounds, check)
 }
 
 /// The bound a number sent outside a clamped field's range becomes;
@@ -271,7 +279,7 @@ fn declared_bounds(min: Option<f64>, max: Option<f64>) -> Option<String> {
 
 /// Enforces `#[param(min, max)]`.
 #[doc(hidden)]
-pub(crate) fn check_bounds<T: Bounded>(
+pub(crate) fn check_bounds<T: Bounded + ?Sized>(
     value: &T,
     min: Option<f64>,
     max: Option<f64>,

@@ -186,6 +186,12 @@ impl<T: ParamType> ParamType for Vec<T> {
 pub trait Bounded {
     /// The value as a float, `None` for an absent `Option`.
     fn as_f64(&self) -> Option<f64>;
+
+    /// The check of `#[param(min, max)]` that a bounded field's reader
+    /// runs; the generated code names it as `<Type as Bounded>::CHECK`,
+    /// so a field type that is not a number is one error there.
+    #[doc(hidden)]
+    const CHECK: super::reader::BoundsCheck<Self> = super::reader::check_bounds::<Self>;
 }
 
 impl<T: Bounded> Bounded for Option<T> {

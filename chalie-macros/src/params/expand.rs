@@ -16,11 +16,10 @@ fn option_tokens(value: Option<f64>) -> TokenStream {
 /// read to build the schema and to parse, so each struct adds little code
 /// of its own to compile.
 ///
-/// Each field's type is written once, as the associated type of a
-/// `Field<N>` impl on a private marker (spanned at the user's type by its
-/// own tokens), and reached only through generic helpers bounded by that
-/// trait, evaluated as constants: a type without a schema is then one
-/// error at the field, not one per use.
+/// Each field's type is used only as `<Type as ParamType>` (its schema,
+/// reader and default rule, all associated constants), with the user's
+/// own tokens: a type without a schema is then one error at the field's
+/// type, not one per use, and no trait impl is added per field.
 pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let krate = &params.krate;
     let private = quote!(#krate::__private);
@@ -28,7 +27,6 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let (impl_generics, type_generics, where_clause) = params.generics.split_for_impl();
     let field_names: Vec<&String> = params.fields.iter().map(|field| &field.name).collect();
 
-    let mut field_types = Vec::new();
     let mut default_checks = Vec::new();
     let mut specs = Vec::new();
     let mut reads = Vec::new();
@@ -40,39 +38,26 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         .iter()
         .find(|field| field.name == ACTION_FIELD)
         .map(|field| &field.ident);
-    for (index, field) in params.fields.iter().enumerate() {
+    for (position, field) in params.fields.iter().enumerate() {
         let name = &field.name;
         let ty = &field.ty;
         let local = &field.ident;
         let description = &field.description;
-        let position = index;
-        let index = proc_macro2::Literal::usize_unsuffixed(index);
-        let bounded = field.bound_span.is_some();
-        let (field_trait, kind_of, rule_of, reader_of) = if bounded {
-            (
-                quote!(BoundedField),
-                quote!(bounded_field_kind),
-                quote!(bounded_field_default_rule),
-                quote!(bounded_field_reader),
-            )
-        } else {
-            (
-                quote!(Field),
-                quote!(field_kind),
-                quote!(field_default_rule),
-                quote!(field_reader),
-            )
-        };
-        // `Self` in a field type means the struct, not the marker.
+        // `Self` in a field type means the struct.
         let ty = replace_self(quote!(#ty), ident);
-        field_types.push(quote! {
-            impl #private::#field_trait<#index> for __ChalieFields {
-                type Type = #ty;
-            }
-        });
+        // The type is reached only through `<Type as ParamType>` (and
+        // `<Type as Bounded>` for a bounded field): each use of a type
+        // without a schema is the same error at the same tokens, which the
+        // compiler reports once.
+        let ops = quote!(<#ty as #private::ParamType>::FIELD);
+        let check = if field.bound_span.is_some() {
+            quote!(::core::option::Option::Some(<#ty as #private::Bounded>::CHECK))
+        } else {
+            quote!(::core::option::Option::None)
+        };
         let default = match &field.default {
             Some(default) => {
-                let rule = quote!(#private::#rule_of::<#index, __ChalieFields>());
+                let rule = quote!(<#ty as #private::ParamType>::DEFAULT_RULE);
                 default_checks.push(default_check(default, field, &rule, &private));
                 let literal = default_literal(&default.literal, &private);
                 quote!(::core::option::Option::Some(#literal))
@@ -83,7 +68,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         let max = option_tokens(field.max);
         let clamp = field.clamp.is_some();
         if let Some(span) = field.clamp {
-            let rule = quote!(#private::bounded_field_default_rule::<#index, __ChalieFields>());
+            let rule = quote!(<#ty as #private::ParamType>::DEFAULT_RULE);
             default_checks.push(clamp_check(field, span, &rule, &private));
         }
         let actions: Vec<&String> = field
@@ -98,7 +83,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             #private::FieldSpec {
                 name: #name,
                 description: #description,
-                kind: #private::#kind_of::<#index, __ChalieFields>(),
+                kind: #ops.kind,
                 default: #default,
                 bounds: #private::Bounds { min: #min, max: #max, clamp: #clamp },
                 actions: &[#(#actions),*],
@@ -106,7 +91,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         });
         let position = proc_macro2::Literal::usize_unsuffixed(position);
         let read = quote! {
-            (const { #private::#reader_of::<#index, __ChalieFields>() })(&mut reader, &__CHALIE_FIELDS[#position])
+            (#ops.read)(&mut reader, &__CHALIE_FIELDS[#position], #check)
         };
         // A field sent with another action is reported, not read; unless
         // the action itself failed to parse, which is reported instead.
@@ -134,9 +119,6 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     // functions to compile for every struct.
     quote! {
         const _: () = {
-            // Private, so a field of a private type leaks through no public impl.
-            struct __ChalieFields;
-            #(#field_types)*
             #(#default_checks)*
 
             static __CHALIE_FIELDS: [#private::FieldSpec; #count] = [#(#specs),*];
