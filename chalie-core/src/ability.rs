@@ -71,12 +71,21 @@ pub trait Ability: Send + Sync + 'static {
         None
     }
 
+    /// Whether the ability derives a permission qualifier
+    /// (`#[ability(permission = …)]` sets it): a call of an ability that
+    /// does not skips [`Ability::permission`], which is then never
+    /// compiled for it.
+    #[doc(hidden)]
+    const DERIVES_PERMISSION: bool = false;
+
     /// Runs the ability on parsed parameters.
     fn call(params: Self::Params, turn: Turn) -> BoxFuture<'static, ToolResult>;
 
-    /// Only `#[ability]` implements this trait.
+    /// Only `#[ability]` implements this trait. A constant, not a
+    /// method: it seals the trait without a function to compile per
+    /// ability.
     #[doc(hidden)]
-    fn __chalie_macro_only(_: MacroOnly);
+    const __CHALIE_MACRO_ONLY: MacroOnly;
 }
 
 /// What the stand-in `#[ability]` emits beside its compile errors answers:
@@ -94,6 +103,10 @@ pub fn fallback_result() -> ToolResult {
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct MacroOnly(());
+
+/// The one [`MacroOnly`] value, for the generated impls.
+#[doc(hidden)]
+pub const MACRO_ONLY: MacroOnly = MacroOnly(());
 
 /// Whether an ability only reads, or changes something.
 ///

@@ -174,8 +174,8 @@ pub mod __private {
     pub use std::sync::OnceLock;
 
     pub use crate::ability::{
-        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MacroOnly,
-        derive_permission, fallback_result,
+        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MACRO_ONLY,
+        MacroOnly, derive_permission, fallback_result,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{

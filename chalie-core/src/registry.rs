@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::ability::{Ability, AbilitySpec, BoxFuture};
-use crate::params::{ParamErrors, Params};
+use crate::params::{ParamErrors, ParamType, Params};
 use crate::{ToolResult, Turn};
 
 /// The distributed slice every `#[ability]` adds its entry to.
@@ -58,11 +58,17 @@ impl std::fmt::Debug for PreparedCall {
 // generic function to compile for every ability of a crate.
 #[allow(clippy::question_mark)] // `?` would be two more generic functions per ability
 fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, ParamErrors> {
-    let params = match <A::Params as Params>::from_arguments(arguments) {
+    let params = match <A::Params as ParamType>::parse(arguments, "") {
         Ok(params) => params,
         Err(errors) => return Err(errors),
     };
-    let permission = A::permission(&params);
+    // A constant condition: for an ability without a permission function,
+    // `A::permission` is never compiled.
+    let permission = if A::DERIVES_PERMISSION {
+        A::permission(&params)
+    } else {
+        None
+    };
     // The future owns the parameters, so they need no box of their own.
     Ok(PreparedCall {
         future: A::call(params, turn),
@@ -71,7 +77,7 @@ fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, Pa
 }
 
 fn check<A: Ability>(arguments: &Value) -> Result<(), ParamErrors> {
-    match <A::Params as Params>::from_arguments(arguments) {
+    match <A::Params as ParamType>::parse(arguments, "") {
         Ok(_) => Ok(()),
         Err(errors) => Err(errors),
     }

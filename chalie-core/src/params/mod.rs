@@ -43,7 +43,7 @@ use crate::ability::MacroOnly;
     label = "an ability's parameters are one `#[derive(Params)]` struct",
     note = "add `#[derive(chalie_core::Params)]` to the struct and a `///` description to each field"
 )]
-pub trait Params: Sized + Send + 'static {
+pub trait Params: ParamType + Send + 'static {
     /// The JSON property names, in declaration order.
     const FIELDS: &'static [&'static str];
 
@@ -57,11 +57,14 @@ pub trait Params: Sized + Send + 'static {
     fn schema() -> &'static Value;
 
     /// Parses a model's arguments, reporting every problem at once.
-    fn from_arguments(arguments: &Value) -> Result<Self, ParamErrors>;
+    fn from_arguments(arguments: &Value) -> Result<Self, ParamErrors> {
+        <Self as ParamType>::parse(arguments, "")
+    }
 
-    /// Only `#[derive(Params)]` implements this trait.
+    /// Only `#[derive(Params)]` implements this trait. A constant, not a
+    /// method: it seals the trait without a function to compile per struct.
     #[doc(hidden)]
-    fn __chalie_macro_only(_: MacroOnly);
+    const __CHALIE_MACRO_ONLY: MacroOnly;
 }
 
 /// A type that can appear as a Params field: it has a JSON Schema and a
@@ -116,12 +119,18 @@ impl Params for NoParams {
         SCHEMA.get_or_init(|| ObjectSchema::new().finish())
     }
 
-    fn from_arguments(arguments: &Value) -> Result<Self, ParamErrors> {
-        ObjectReader::new(arguments, "", Self::FIELDS)?.finish()?;
-        Ok(Self)
+    const __CHALIE_MACRO_ONLY: MacroOnly = crate::ability::MACRO_ONLY;
+}
+
+impl ParamType for NoParams {
+    fn schema() -> Value {
+        <Self as Params>::schema().clone()
     }
 
-    fn __chalie_macro_only(_: MacroOnly) {}
+    fn parse(value: &Value, path: &str) -> Result<Self, ParamErrors> {
+        ObjectReader::new(value, path, <Self as Params>::FIELDS)?.finish()?;
+        Ok(Self)
+    }
 }
 
 /// The Params fields of ability `A`, for `#[ability]`'s constant checks.

@@ -77,6 +77,8 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
     // there, naming what was expected.
     let permission = ability.permission.as_ref().map(|path| {
         quote_spanned! {path.span()=>
+            const DERIVES_PERMISSION: bool = true;
+
             fn permission(params: &Self::Params) -> ::core::option::Option<::std::string::String> {
                 #private::derive_permission::<Self::Params, _>(#path, params)
             }
@@ -124,7 +126,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
                 }
 
                 #[doc(hidden)]
-                fn __chalie_macro_only(_: #private::MacroOnly) {}
+                const __CHALIE_MACRO_ONLY: #private::MacroOnly = #private::MACRO_ONLY;
             }
 
             #[#private::linkme::distributed_slice(#private::ABILITIES)]
@@ -222,7 +224,7 @@ pub(crate) fn fallback(function: &syn::ItemFn, krate: &syn::Path) -> TokenStream
             }
 
             #[doc(hidden)]
-            fn __chalie_macro_only(_: #private::MacroOnly) {}
+            const __CHALIE_MACRO_ONLY: #private::MacroOnly = #private::MACRO_ONLY;
         }
     }
 }

@@ -132,12 +132,8 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                     #private::params_schema(&SCHEMA, &__CHALIE_FIELDS)
                 }
 
-                fn from_arguments(arguments: &#private::Value) -> ::core::result::Result<Self, #private::ParamErrors> {
-                    <Self as #private::ParamType>::parse(arguments, "")
-                }
-
                 #[doc(hidden)]
-                fn __chalie_macro_only(_: #private::MacroOnly) {}
+                const __CHALIE_MACRO_ONLY: #private::MacroOnly = #private::MACRO_ONLY;
             }
 
             impl #impl_generics #private::ParamType for #ident #type_generics #where_clause {
@@ -274,11 +270,8 @@ pub(crate) fn params_fallback(input: &syn::DeriveInput, krate: &syn::Path) -> To
         impl #impl_generics #private::Params for #ident #type_generics #where_clause {
             const FIELDS: &'static [&'static str] = &[];
             fn schema() -> &'static #private::Value { #private::fallback_schema() }
-            fn from_arguments(_: &#private::Value) -> ::core::result::Result<Self, #private::ParamErrors> {
-                ::core::result::Result::Err(#private::ParamErrors::invalid_definition())
-            }
             #[doc(hidden)]
-            fn __chalie_macro_only(_: #private::MacroOnly) {}
+            const __CHALIE_MACRO_ONLY: #private::MacroOnly = #private::MACRO_ONLY;
         }
         impl #impl_generics #private::ParamType for #ident #type_generics #where_clause {
             fn schema() -> #private::Value { #private::fallback_schema().clone() }
