@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::ability::{Ability, AbilitySpec, BoxFuture};
 use crate::params::{ParamErrors, ParamType, Params};
-use crate::{ToolResult, Turn};
+use crate::{Channel, ToolResult, Turn};
 
 /// The distributed slice every `#[ability]` adds its entry to.
 #[doc(hidden)]
@@ -20,7 +20,6 @@ pub struct AbilityEntry {
     spec: &'static AbilitySpec,
     parameters: fn() -> &'static Value,
     prepare: fn(&Value, Turn) -> Result<PreparedCall, ParamErrors>,
-    check: fn(&Value) -> Result<(), ParamErrors>,
 }
 
 impl std::fmt::Debug for AbilityEntry {
@@ -53,9 +52,10 @@ impl std::fmt::Debug for PreparedCall {
     }
 }
 
-// `prepare` and `check` are compiled once per ability, so they are written
-// with `match` rather than `?` and `map`: each of those would be one more
-// generic function to compile for every ability of a crate.
+// `prepare` is the one function compiled per ability (checking arguments
+// goes through it too), so it is written with `match` rather than `?` and
+// `map`: each of those would be one more generic function to compile for
+// every ability of a crate.
 #[allow(clippy::question_mark)] // `?` would be two more generic functions per ability
 fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, ParamErrors> {
     let params = match <A::Params as ParamType>::parse(arguments, "") {
@@ -76,13 +76,6 @@ fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, Pa
     })
 }
 
-fn check<A: Ability>(arguments: &Value) -> Result<(), ParamErrors> {
-    match <A::Params as ParamType>::parse(arguments, "") {
-        Ok(_) => Ok(()),
-        Err(errors) => Err(errors),
-    }
-}
-
 impl AbilityEntry {
     /// The entry for ability type `A`.
     pub const fn of<A: Ability>() -> Self {
@@ -91,7 +84,6 @@ impl AbilityEntry {
             // The schema itself: `Ability::parameters` only forwards to it.
             parameters: <A::Params as Params>::schema,
             prepare: prepare::<A>,
-            check: check::<A>,
         }
     }
 
@@ -126,7 +118,13 @@ impl AbilityEntry {
     /// problem, as the dispatcher would report it. To run the ability, go
     /// through a [`Dispatcher`](crate::Dispatcher).
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), ParamErrors> {
-        (self.check)(arguments)
+        // The same parse as a call's, through `prepare`, so no second
+        // function is compiled per ability: the prepared future is dropped
+        // unpolled, and nothing of the ability runs.
+        match self.prepare(arguments, Turn::builder(Channel::Chat).build()) {
+            Ok(_) => Ok(()),
+            Err(errors) => Err(errors),
+        }
     }
 }
 

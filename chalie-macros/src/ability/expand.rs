@@ -40,17 +40,19 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
     // type to compile per ability. A sync function, or one that borrows
     // the turn, is wrapped so it runs only when polled and owns the turn.
     let only_params = matches!(ability.signature.inputs.as_slice(), [Input::Params(_)]);
+    // Boxed as a `dyn Future` and pinned by chalie-core's one function,
+    // so `Box::pin` is not compiled once per future type.
     let body = if ability.signature.is_async && only_params {
         quote! {
             let _ = turn;
-            ::std::boxed::Box::pin(#fn_ident(params))
+            #private::pin_future(::std::boxed::Box::new(#fn_ident(params)))
         }
     } else {
         quote! {
-            ::std::boxed::Box::pin(async move {
+            #private::pin_future(::std::boxed::Box::new(async move {
                 #ignore_params
                 #call
-            })
+            }))
         }
     };
 

@@ -112,6 +112,11 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             reads.push(read);
         }
     }
+    // Left to the trait's empty default when no field has actions: one
+    // constant fewer to check per struct.
+    let field_actions = (!field_actions.is_empty()).then(|| {
+        quote!(const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[#(#field_actions),*];)
+    });
     let locals: Vec<&syn::Ident> = params.fields.iter().map(|field| &field.ident).collect();
     let count = specs.len();
 
@@ -125,7 +130,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
 
             impl #impl_generics #private::Params for #ident #type_generics #where_clause {
                 const FIELDS: &'static [&'static str] = &[#(#field_names),*];
-                const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[#(#field_actions),*];
+                #field_actions
 
                 fn schema() -> &'static #private::Value {
                     static SCHEMA: #private::OnceLock<#private::Value> = #private::OnceLock::new();
