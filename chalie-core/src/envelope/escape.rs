@@ -19,7 +19,8 @@
 //! or `:`.
 
 use std::borrow::Cow;
-use std::io;
+
+use super::one_line;
 
 /// Whether `c` starts a new line for some reader.
 pub(crate) fn is_line_separator(c: char) -> bool {
@@ -172,59 +173,13 @@ pub(crate) fn push_one_line(out: &mut String, text: &str, bare_allowed: impl Fn(
 /// escapes the ASCII ones, and NEL, U+2028 and U+2029 become `\uXXXX`, which
 /// any JSON reader decodes back to the same character.
 pub(crate) fn push_quoted(out: &mut String, text: &str) {
-    let mut bytes = std::mem::take(out).into_bytes();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, OneLineJson);
-    // Writing a string into a Vec cannot fail.
-    let _ = serde::Serializer::serialize_str(&mut serializer, text);
-    *out = into_string(bytes);
+    one_line::push(out, text);
 }
 
 /// Appends `value` as compact JSON that holds no line separator, so a
 /// JSON body stays one line, for every reader, and valid JSON.
 pub(crate) fn push_json(out: &mut String, value: &serde_json::Value) {
-    let mut bytes = std::mem::take(out).into_bytes();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, OneLineJson);
-    // A `Value` always serialises (its keys are strings) into a Vec.
-    let _ = serde::Serialize::serialize(value, &mut serializer);
-    *out = into_string(bytes);
-}
-
-/// The bytes written, which serde_json keeps UTF-8; the lossy fallback only
-/// keeps this free of panics.
-fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes)
-        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
-}
-
-/// serde_json's compact output, with the line separators JSON leaves raw
-/// (NEL, U+2028, U+2029) escaped inside strings.
-struct OneLineJson;
-
-impl serde_json::ser::Formatter for OneLineJson {
-    fn write_string_fragment<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        // The three characters are encoded C2 85, E2 80 A8 and E2 80 A9: a
-        // fragment with neither lead byte is written whole.
-        if !fragment.bytes().any(|byte| byte == 0xC2 || byte == 0xE2) {
-            return writer.write_all(fragment.as_bytes());
-        }
-        let mut start = 0;
-        for (index, c) in fragment.char_indices() {
-            let escape = match c {
-                '\u{85}' => "\\u0085",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
-            };
-            writer.write_all(&fragment.as_bytes()[start..index])?;
-            writer.write_all(escape.as_bytes())?;
-            start = index + c.len_utf8();
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
-    }
+    one_line::push(out, value);
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 mod error;
 mod escape;
 mod header;
+mod one_line;
 
 use std::borrow::Cow;
 
