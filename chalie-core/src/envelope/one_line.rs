@@ -29,22 +29,35 @@ struct OneLine<'a> {
 }
 
 impl OneLine<'_> {
-    /// Writes what serde_json's compact formatter writes (a number or an
-    /// escape, ASCII and short) through a stack buffer, so numbers read
-    /// exactly as serde_json writes them.
+    /// Writes what serde_json's compact formatter writes (a float or an
+    /// escape, ASCII and short) through a stack buffer, so it reads
+    /// exactly as serde_json writes it.
     fn compact(&mut self, write: impl FnOnce(&mut &mut [u8]) -> io::Result<()>) -> io::Result<()> {
-        // An i128 is 40 characters, an f64 at most 24, an escape 6.
-        let mut buffer = [0u8; 48];
+        // An f64 is at most 24 characters, an escape 6.
+        let mut buffer = [0u8; 32];
         let mut rest = &mut buffer[..];
         write(&mut rest)?;
-        let written = 48 - rest.len();
+        let written = 32 - rest.len();
         let text = std::str::from_utf8(&buffer[..written]).map_err(io::Error::other)?;
         self.out.push_str(text);
         Ok(())
     }
 }
 
-macro_rules! numbers {
+/// Integers go through `itoa`, as serde_json writes them, straight into
+/// the string.
+macro_rules! integers {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method<W: ?Sized + Write>(&mut self, _: &mut W, value: $ty) -> io::Result<()> {
+            self.out.push_str(itoa::Buffer::new().format(value));
+            Ok(())
+        }
+    )*};
+}
+
+/// Floats through serde_json's own formatter, so they read exactly as
+/// serde_json writes them.
+macro_rules! floats {
     ($($method:ident: $ty:ty),* $(,)?) => {$(
         fn $method<W: ?Sized + Write>(&mut self, _: &mut W, value: $ty) -> io::Result<()> {
             self.compact(|buffer| CompactFormatter.$method(buffer, value))
@@ -53,11 +66,11 @@ macro_rules! numbers {
 }
 
 impl Formatter for OneLine<'_> {
-    numbers!(
+    integers!(
         write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128,
         write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_u128: u128,
-        write_f32: f32, write_f64: f64,
     );
+    floats!(write_f32: f32, write_f64: f64);
 
     fn write_null<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
         self.out.push_str("null");
@@ -177,7 +190,7 @@ mod tests {
     #[test]
     fn writes_what_serde_json_writes_with_line_separators_escaped() {
         let value = serde_json::json!({
-            "n": null, "t": true, "f": false, "i": -17, "u": u64::MAX,
+            "n": null, "t": true, "f": false, "i": -17, "u": u64::MAX, "m": i64::MIN,
             "x": 1.5e300, "y": 0.1, "e": [], "o": {},
             "s": "a\"b\\c\n\t\u{1}\u{7f}é",
             "a": [1, "two", [3.0], {"k": "v"}],
