@@ -223,10 +223,18 @@ pub async fn tool_{index}(city: String, days: u8, hourly: Option<bool>) -> Resul
 fn plain(count: usize) -> String {
     let mut source = String::from(HEADER);
     for index in 0..count {
-        let summary = summary(index);
-        let _ = write!(
-            source,
-            r#"
+        push_plain_tool(&mut source, index);
+    }
+    source
+}
+
+/// One plain tool: its parameters struct and its function, which the floor
+/// crate describes by hand.
+fn push_plain_tool(source: &mut String, index: usize) {
+    let summary = summary(index);
+    let _ = write!(
+        source,
+        r#"
 pub struct Params{index} {{
     /// {CITY}
     pub city: String,
@@ -241,9 +249,7 @@ pub async fn tool_{index}(params: Params{index}) -> String {{
     serde_json::json!({{ "city": params.city, "days": params.days, "hourly": params.hourly }}).to_string()
 }}
 "#
-        );
-    }
-    source
+    );
 }
 
 /// What chalie's macros could cost at the least: each tool's descriptors
@@ -259,23 +265,10 @@ fn floor(count: usize) -> String {
     for index in 0..count {
         let summary = summary(index);
         let tooltip = summary.trim_end_matches('.');
+        push_plain_tool(&mut source, index);
         let _ = write!(
             source,
             r#"
-pub struct Params{index} {{
-    /// {CITY}
-    pub city: String,
-    /// {DAYS}
-    pub days: u8,
-    /// {HOURLY}
-    pub hourly: Option<bool>,
-}}
-
-/// {summary}
-pub async fn tool_{index}(params: Params{index}) -> String {{
-    serde_json::json!({{ "city": params.city, "days": params.days, "hourly": params.hourly }}).to_string()
-}}
-
 static FIELDS_{index}: [FieldSpec; 3] = [
     FieldSpec {{ name: "city", description: "{CITY}", kind: FieldKind {{ schema: <String as ParamType>::schema, optional: false }}, default: None, bounds: NO, actions: &[] }},
     FieldSpec {{ name: "days", description: "{DAYS}", kind: FieldKind {{ schema: <u8 as ParamType>::schema, optional: false }}, default: Some(DefaultLiteral::Int(1)), bounds: DAYS, actions: &[] }},
