@@ -120,7 +120,8 @@ impl AbilityEntry {
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), ParamErrors> {
         // The same parse as a call's, through `prepare`, so no second
         // function is compiled per ability: the prepared future is dropped
-        // unpolled, and nothing of the ability runs.
+        // unpolled, so the body never runs (an `#[ability(permission)]`
+        // function, which reads the parsed parameters, does).
         match self.prepare(arguments, Turn::builder(Channel::Chat).build()) {
             Ok(_) => Ok(()),
             Err(errors) => Err(errors),
