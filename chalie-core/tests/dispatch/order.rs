@@ -2,13 +2,13 @@
 //! call never runs, and model-supplied permission fields change nothing.
 
 use chalie_core::{
-    Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting, result::Retry,
-    turn::CallStatus, turn::GateDecision,
+    Channel, Dispatcher, ToolCall, dispatch::Approval, dispatch::Policy, dispatch::RateLimit,
+    dispatch::Setting, result::Retry, turn::CallStatus, turn::GateDecision,
 };
 use serde_json::json;
 
 use crate::abilities::runs;
-use crate::{Recorder, builder, call, envelope, turn};
+use crate::{Recorder, builder, call, envelope, registry, turn};
 
 #[tokio::test]
 async fn an_unknown_action_bounces_before_the_approver_is_asked() {
@@ -206,4 +206,30 @@ async fn model_supplied_permission_fields_change_nothing() {
     assert_eq!(done.record().permission, "settings.change");
     assert_eq!(done.record().decision, GateDecision::Approved);
     assert_eq!(approver.permissions(), ["settings.change"]);
+}
+
+/// Nothing happens before a call's future is first polled: a call whose
+/// future is dropped unpolled does not run, does not count against the
+/// rate limit and is not on the trail, a refusal included.
+#[tokio::test]
+async fn a_call_dropped_unpolled_leaves_no_trace() {
+    let dispatcher = Dispatcher::builder(registry())
+        .allow(Channel::Chat, ["tally_now"])
+        .unwrap()
+        .pin(Channel::Chat, ["tally_now"])
+        .rate_limit(RateLimit::per_minute(1))
+        .build();
+    let turn = turn(Channel::Chat, "order-unpolled");
+    for name in ["tally_now", "no_such_tool", "boom"] {
+        drop(dispatcher.dispatch(&turn, ToolCall::new(name, json!({}))));
+    }
+    assert_eq!(turn.trail().len(), 0);
+    assert!(runs("order-unpolled").is_empty());
+    // The one call the rate limit admits is still unused.
+    let done = dispatcher
+        .dispatch(&turn, ToolCall::new("tally_now", json!({})))
+        .await;
+    assert_eq!(done.record().status, CallStatus::Success);
+    assert_eq!(runs("order-unpolled"), ["tally_now"]);
+    assert_eq!(turn.trail().len(), 1);
 }
