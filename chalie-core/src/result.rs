@@ -369,6 +369,12 @@ impl ErrorCode {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The code as text that outlives the result: the literal itself when
+    /// the code is one, so recording it copies nothing.
+    pub(crate) fn to_shared(&self) -> Cow<'static, str> {
+        self.0.clone()
+    }
 }
 
 impl From<&'static str> for ErrorCode {

@@ -1,5 +1,6 @@
 //! `Turn`: the per-call context an ability may take as `&Turn`.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -217,7 +218,9 @@ pub(crate) struct TrailEntry {
     pub(crate) permission: Option<String>,
     pub(crate) decision: GateDecision,
     pub(crate) status: CallStatus,
-    pub(crate) error_code: Option<String>,
+    /// The result's code, borrowed when it is a literal (as the
+    /// dispatcher's own are) rather than copied on every error.
+    pub(crate) error_code: Option<Cow<'static, str>>,
     pub(crate) duration: Duration,
     pub(crate) background: bool,
     pub(crate) reused: bool,
@@ -237,7 +240,7 @@ impl TrailEntry {
             permission,
             decision: self.decision,
             status: self.status,
-            error_code: self.error_code.clone(),
+            error_code: self.error_code.as_deref().map(str::to_owned),
             duration: self.duration,
             background: self.background,
             reused: self.reused,
@@ -254,7 +257,7 @@ impl From<ActionRecord> for TrailEntry {
             permission: Some(record.permission),
             decision: record.decision,
             status: record.status,
-            error_code: record.error_code,
+            error_code: record.error_code.map(Cow::Owned),
             duration: record.duration,
             background: record.background,
             reused: record.reused,

@@ -77,7 +77,9 @@ impl CallState<'_> {
     /// call's names rather than copying them, and hands the entry to
     /// `record`; the dispatched call carries a clone of it (reference
     /// counts, not strings). Recording here, rather than returning both,
-    /// spares every call a move of the pair.
+    /// spares every call a move of the pair. The entry is not shared
+    /// through an `Arc`: a trail keeps its entries, and that allocation,
+    /// never freed during the turn, costs more than the clone it saves.
     fn conclude(
         self,
         result: ToolResult,
@@ -90,7 +92,7 @@ impl CallState<'_> {
         } else {
             CallStatus::Error
         });
-        let error_code = result.as_error().map(|error| error.code().to_string());
+        let error_code = result.as_error().map(|error| error.code().to_shared());
         let derived_permission = self.derived.is_some().then(|| self.permission());
         let entry = TrailEntry {
             call_id: self.call_id,
