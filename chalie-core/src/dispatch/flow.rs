@@ -304,10 +304,14 @@ impl Dispatcher {
                 return state.refuse(turn, Refusal::MissingTags, result);
             }
         }
-        let session = self.session(turn.session_id());
+        // The session's state is created only by what keeps something in
+        // it (a local rate window, a read's observation, a background
+        // call); a write only clears what exists, and looks for nothing
+        // while no session has any state.
         if let Some(limit) = self.rate_limit {
             let admitted = match &self.rate_counter {
-                None => lock(&session.window).admit(limit, tokio::time::Instant::now()),
+                None => lock(&self.session(turn.session_id()).window)
+                    .admit(limit, tokio::time::Instant::now()),
                 Some(counter) => match counter.admit(turn.session_id(), limit) {
                     Ok(Admission::Admitted) => Ok(()),
                     Ok(Admission::Wait(wait)) => Err(wait),
@@ -363,17 +367,23 @@ impl Dispatcher {
         }
         let reuse = match effect {
             Effect::Read => {
+                let session = self.session(turn.session_id());
                 let key = reuse_key(&state.tool, &arguments);
-                match lock(&session.reuse).lookup(turn.run_id(), &key) {
+                let looked_up = lock(&session.reuse).lookup(turn.run_id(), &key);
+                match looked_up {
                     Ok(earlier) => {
                         state.reused = true;
                         return state.finish(turn, earlier);
                     }
-                    Err(generation) => Some((key, generation)),
+                    Err(generation) => Some(Observation {
+                        session,
+                        key,
+                        generation,
+                    }),
                 }
             }
             Effect::Write => {
-                lock(&session.reuse).invalidate(turn.run_id());
+                self.forget_observations_of(turn);
                 None
             }
         };
@@ -384,7 +394,10 @@ impl Dispatcher {
             && tokio::runtime::Handle::try_current().is_ok();
         if !in_background {
             let result = started.finish(&state.tool).await;
-            settle_reuse(&session, turn.run_id(), reuse, &result);
+            match reuse {
+                Some(observation) => observation.settle(turn.run_id(), &result),
+                None => self.forget_observations_of(turn),
+            }
             return state.finish(turn, result);
         }
 
@@ -403,13 +416,17 @@ impl Dispatcher {
             .conclude(receipt, Some(CallStatus::Pending), |entry| {
                 turn.trail().record_entry(entry)
             });
+        let session = self.session(turn.session_id());
         let completion = session.background.start(&state.call_id);
         let task_turn = turn.clone();
         // The task outlives the call it was given.
         let state = state.into_owned();
         tokio::spawn(async move {
             let result = started.finish(&state.tool).await;
-            settle_reuse(&session, task_turn.run_id(), reuse, &result);
+            match reuse {
+                Some(observation) => observation.settle(task_turn.run_id(), &result),
+                None => forget_observations(&session, task_turn.run_id()),
+            }
             let call_id = state.call_id.clone();
             let done = state.conclude(result, None, |entry| {
                 task_turn.trail().replace_entry(&call_id, entry);
@@ -429,21 +446,37 @@ fn valid_qualifier(qualifier: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// After a run: a read's success is kept for reuse (unless a write ran
-/// meanwhile); a write clears the run's observations again, since reads
-/// that overlapped it may have stored stale ones.
-fn settle_reuse(
-    session: &Arc<Session>,
-    run_id: &str,
-    reuse: Option<(String, u64)>,
-    result: &ToolResult,
-) {
-    let mut runs = lock(&session.reuse);
-    match reuse {
-        Some((key, generation)) if result.is_success() => {
-            runs.store(run_id, key, generation, result.clone());
+/// A read that ran: where its result is kept for reuse, and under which
+/// generation of the run's cache.
+struct Observation {
+    session: Arc<Session>,
+    key: String,
+    generation: u64,
+}
+
+impl Observation {
+    /// Keeps a success for reuse, unless a write ran meanwhile.
+    fn settle(self, run_id: &str, result: &ToolResult) {
+        if result.is_success() {
+            lock(&self.session.reuse).store(run_id, self.key, self.generation, result.clone());
         }
-        Some(_) => {}
-        None => runs.invalidate(run_id),
+    }
+}
+
+/// After a write: clears the run's observations again, since reads that
+/// overlapped it may have stored stale ones.
+fn forget_observations(session: &Session, run_id: &str) {
+    lock(&session.reuse).invalidate(run_id);
+}
+
+impl Dispatcher {
+    /// [`forget_observations`] in the turn's session, before a write runs
+    /// and after: a session without state has nothing a read stored, and
+    /// a read that starts meanwhile creates the state that the settling
+    /// after the write then finds and clears.
+    fn forget_observations_of(&self, turn: &Turn) {
+        self.with_existing_session(turn.session_id(), |session| {
+            forget_observations(session, turn.run_id());
+        });
     }
 }

@@ -33,7 +33,7 @@ mod validate;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -137,8 +137,12 @@ pub struct Dispatcher {
     channels: Channels,
     trace_payloads: bool,
     extensions: Arc<Extensions>,
-    // Looked up on every call; the hasher is fast and seeded per process.
+    // Looked up only by what needs a session's state; the hasher is fast
+    // and seeded per process.
     sessions: DashMap<String, Arc<Session>, foldhash::fast::RandomState>,
+    /// Whether any session's state was ever created: until then a write
+    /// has no observations to forget and skips the lookup.
+    any_session: AtomicBool,
     next_call: AtomicU64,
 }
 
@@ -361,6 +365,7 @@ impl DispatcherBuilder {
             trace_payloads: self.trace_payloads,
             extensions: Arc::new(self.extensions),
             sessions: DashMap::with_hasher(foldhash::fast::RandomState::default()),
+            any_session: AtomicBool::new(false),
             next_call: AtomicU64::new(1),
         }
     }
@@ -436,6 +441,20 @@ impl Dispatcher {
         if let Some(session) = self.sessions.get(session_id) {
             return Arc::clone(&session);
         }
+        // Raised before the state exists, so that whoever then reads it
+        // false knows no session's state was created before it looked.
+        self.any_session.store(true, Ordering::SeqCst);
         Arc::clone(&self.sessions.entry(session_id.to_owned()).or_default())
+    }
+
+    /// Runs `use_state` on the session's state if anything created it,
+    /// without creating it or holding on to it.
+    fn with_existing_session(&self, session_id: &str, use_state: impl FnOnce(&Session)) {
+        if !self.any_session.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(session) = self.sessions.get(session_id) {
+            use_state(&session);
+        }
     }
 }

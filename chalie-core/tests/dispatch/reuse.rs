@@ -1,6 +1,6 @@
 //! Reuse of reads within a run, cleared by a write.
 
-use chalie_core::{Channel, Turn};
+use chalie_core::{Channel, Turn, turn::CallStatus};
 use serde_json::json;
 
 use crate::abilities::runs;
@@ -90,4 +90,25 @@ async fn errors_are_not_reused() {
     let again = call(&dispatcher, &turn, "lookup", json!({ "query": "missing" })).await;
     assert!(!again.record().reused);
     assert_eq!(runs("reuse-errors").len(), 2);
+}
+
+/// The first call of a dispatcher with no rate limit is a write, so no
+/// session has any state when it starts; a read that runs while it runs
+/// stores its result, and the write's end still clears it.
+#[tokio::test]
+async fn a_write_clears_a_read_that_overlapped_it_in_a_fresh_dispatcher() {
+    let dispatcher = builder().without_rate_limit().build();
+    let turn = run_turn("reuse-overlap", "run-1");
+    let (write, read) = tokio::join!(
+        call(&dispatcher, &turn, "slow", json!({ "millis": 50 })),
+        call(&dispatcher, &turn, "lookup", json!({ "query": "rust" })),
+    );
+    assert_eq!(write.record().status, CallStatus::Success);
+    assert!(!read.record().reused);
+    let after = call(&dispatcher, &turn, "lookup", json!({ "query": "rust" })).await;
+    assert!(!after.record().reused);
+    assert_eq!(
+        runs("reuse-overlap"),
+        ["lookup:rust", "slow", "lookup:rust"]
+    );
 }
