@@ -52,7 +52,9 @@ pub struct Dispatched {
     pub result: ToolResult,
     /// The trail's entry, names shared with the call: the record's strings
     /// are only copied out when [`record`](Self::record) is asked for.
-    pub(crate) entry: TrailEntry,
+    /// Boxed: the result moves through every layer of the call, and a
+    /// short-lived box is cheaper than moving the entry's bytes each time.
+    pub(crate) entry: Box<TrailEntry>,
     /// Why the dispatcher refused to run it, when it did.
     pub(crate) refusal: Option<Refusal>,
 }

@@ -75,7 +75,7 @@ impl CallState<'_> {
 
     /// Renders the envelope and builds the trail's entry, which shares the
     /// call's names rather than copying them, and hands the entry to
-    /// `record`; the dispatched call carries a clone of it (reference
+    /// `record`; the dispatched call carries a boxed clone of it (reference
     /// counts, not strings). Recording here, rather than returning both,
     /// spares every call a move of the pair. The entry is not shared
     /// through an `Arc`: a trail keeps its entries, and that allocation,
@@ -114,7 +114,7 @@ impl CallState<'_> {
         let dispatched = Dispatched {
             envelope,
             result,
-            entry: entry.clone(),
+            entry: Box::new(entry.clone()),
             refusal: self.refusal,
         };
         record(entry);
