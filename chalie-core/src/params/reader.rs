@@ -31,7 +31,9 @@ pub struct ObjectReader<'a> {
     errors: ParamErrors,
 }
 
-/// The field's path, borrowed for a top-level field (the common case).
+/// The field's path, borrowed for a top-level field (the common case):
+/// inlined, so that case is one test of the parent path.
+#[inline]
 fn field_path<'n>(path: &str, name: &'n str) -> std::borrow::Cow<'n, str> {
     if path.is_empty() {
         std::borrow::Cow::Borrowed(name)
@@ -102,11 +104,23 @@ impl<'a> ObjectReader<'a> {
         bounds: Bounds,
         check: Option<BoundsCheck<T>>,
     ) -> Option<T> {
+        self.field_or(name, || default, bounds, check)
+    }
+
+    /// [`field`](Self::field) with the default built only when the field
+    /// is absent: most fields are sent, and a default is a whole `Value`.
+    fn field_or<T: ParamType>(
+        &mut self,
+        name: &str,
+        default: impl FnOnce() -> Option<Value>,
+        bounds: Bounds,
+        check: Option<BoundsCheck<T>>,
+    ) -> Option<T> {
         let Bounds { min, max, clamp } = bounds;
         let path = field_path(self.path, name);
         // Borrowed on the hot path; owned only for a default.
         let value: std::borrow::Cow<'_, Value> = match find_field(self.object, name) {
-            Some(Value::Null) | None => match default {
+            Some(Value::Null) | None => match default() {
                 Some(default) => std::borrow::Cow::Owned(default),
                 None if T::OPTIONAL => std::borrow::Cow::Owned(Value::Null),
                 None => {
@@ -253,8 +267,8 @@ fn read_field<T: ParamType>(
     field: &FieldSpec,
     check: Option<BoundsCheck<T>>,
 ) -> Option<T> {
-    let default = field.default.map(DefaultLiteral::to_value);
-    reader.field::<T>(field.name, default, field.bounds, check)
+    let default = || field.default.map(DefaultLiteral::to_value);
+    reader.field_or::<T>(field.name, default, field.bounds, check)
 }
 
 /// The bound a number sent outside a clamped field's range becomes;
