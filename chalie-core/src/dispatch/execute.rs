@@ -52,33 +52,32 @@ impl Started {
     /// Runs it to the end; a panic becomes `ability-panicked`, a result
     /// the envelope cannot show becomes `non-canonical-result`.
     pub(crate) async fn finish(self, tool: &str) -> ToolResult {
-        let output = match self {
-            Started::Ability(future) => AssertUnwindSafe(future)
-                .catch_unwind()
-                .await
-                .map(ExternalOutput::Result),
-            Started::External(future) => AssertUnwindSafe(future).catch_unwind().await,
-            Started::Failed(result) => return *result,
-        };
-        match output {
-            Ok(output) => settle(tool, output),
-            Err(payload) => errors::panicked_with(tool, &*payload),
+        // An ability's result is checked as it comes, not wrapped first as
+        // an external tool's output: it moves once less on every call.
+        match self {
+            Started::Ability(future) => match AssertUnwindSafe(future).catch_unwind().await {
+                Ok(result) => canonical(tool, result),
+                Err(payload) => errors::panicked_with(tool, &*payload),
+            },
+            Started::External(future) => match AssertUnwindSafe(future).catch_unwind().await {
+                Ok(ExternalOutput::Result(result)) => canonical(tool, result),
+                Ok(ExternalOutput::Raw(_)) => errors::non_canonical(
+                    tool,
+                    "the external tool returned plain data, not a tool result",
+                ),
+                Err(payload) => errors::panicked_with(tool, &*payload),
+            },
+            Started::Failed(result) => *result,
         }
     }
 }
 
 /// Only a canonical result reaches the model.
-fn settle(tool: &str, output: ExternalOutput) -> ToolResult {
-    match output {
-        ExternalOutput::Result(result) => match result.body() {
-            Some(Body::Unserializable(error)) => {
-                errors::non_canonical(tool, &format!("its body could not be serialised ({error})"))
-            }
-            _ => result,
-        },
-        ExternalOutput::Raw(_) => errors::non_canonical(
-            tool,
-            "the external tool returned plain data, not a tool result",
-        ),
+fn canonical(tool: &str, result: ToolResult) -> ToolResult {
+    match result.body() {
+        Some(Body::Unserializable(error)) => {
+            errors::non_canonical(tool, &format!("its body could not be serialised ({error})"))
+        }
+        _ => result,
     }
 }
