@@ -29,6 +29,10 @@ pub struct ObjectReader<'a> {
     object: &'a Map<String, Value>,
     path: &'a str,
     errors: ParamErrors,
+    /// The entries after the last one read in order: a model usually
+    /// sends the fields in the schema's order, which is the order they
+    /// are read in, so the next entry is tried before any search.
+    ahead: serde_json::map::Iter<'a>,
 }
 
 /// The field's path, borrowed for a top-level field (the common case):
@@ -80,8 +84,12 @@ impl<'a> ObjectReader<'a> {
             }
         };
         let mut errors = ParamErrors::new();
-        for key in object.keys() {
-            if !fields.contains(&key.as_str()) {
+        for (position, key) in object.keys().enumerate() {
+            // Sent in the schema's order, each key is the field at its
+            // own position; only a key out of order is searched for.
+            let known =
+                fields.get(position) == Some(&key.as_str()) || fields.contains(&key.as_str());
+            if !known {
                 let valid = fields.iter().map(|field| (*field).to_owned()).collect();
                 errors.push(field_path(path, key), Problem::UnknownField { valid });
             }
@@ -90,6 +98,7 @@ impl<'a> ObjectReader<'a> {
             object,
             path,
             errors,
+            ahead: object.iter(),
         })
     }
 
@@ -119,7 +128,7 @@ impl<'a> ObjectReader<'a> {
         let Bounds { min, max, clamp } = bounds;
         let path = field_path(self.path, name);
         // Borrowed on the hot path; owned only for a default.
-        let value: std::borrow::Cow<'_, Value> = match find_field(self.object, name) {
+        let value: std::borrow::Cow<'_, Value> = match self.find_in_order(name) {
             Some(Value::Null) | None => match default() {
                 Some(default) => std::borrow::Cow::Owned(default),
                 None if T::OPTIONAL => std::borrow::Cow::Owned(Value::Null),
@@ -184,6 +193,18 @@ impl<'a> ObjectReader<'a> {
             return None;
         }
         Some(parsed)
+    }
+
+    /// `object[name]`, trying the entry after the last one read first.
+    fn find_in_order(&mut self, name: &str) -> Option<&'a Value> {
+        let mut ahead = self.ahead.clone();
+        match ahead.next() {
+            Some((key, value)) if key == name => {
+                self.ahead = ahead;
+                Some(value)
+            }
+            _ => find_field(self.object, name),
+        }
     }
 
     /// Whether field `name`, which belongs to `actions` only, may be read:

@@ -116,6 +116,41 @@ fn defaults_apply_when_absent_or_null() {
     );
 }
 
+/// Fields are read in declaration order, trying the next key sent first:
+/// keys sent in any other order, or with some left out, read the same.
+#[test]
+fn keys_in_any_order_parse_the_same() {
+    let in_order = TripParams::from_arguments(&json!({
+        "origin": "Rome", "stops": [{ "city": "Oslo", "nights": 2 }], "format": "full", "top_k": 5, "budget": 90.5,
+    }))
+    .unwrap();
+    let shuffled = TripParams::from_arguments(&json!({
+        "budget": 90.5, "top_k": 5, "stops": [{ "nights": 2, "city": "Oslo" }], "origin": "Rome", "format": "full",
+    }))
+    .unwrap();
+    let gaps = TripParams::from_arguments(&json!({
+        "origin": "Rome", "top_k": 5, "stops": [{ "city": "Oslo", "nights": 2 }], "budget": 90.5, "format": "full",
+    }))
+    .unwrap();
+    for parsed in [&in_order, &shuffled, &gaps] {
+        assert_eq!(parsed.origin, "Rome");
+        assert_eq!(parsed.stops[0].city, "Oslo");
+        assert_eq!(parsed.stops[0].nights, 2);
+        assert_eq!(parsed.format, Format::Detailed);
+        assert_eq!(parsed.top_k, 5);
+        assert_eq!(parsed.budget, Some(90.5));
+    }
+    let unknown = TripParams::from_arguments(&json!({
+        "origin": "Rome", "stops": [], "format": "full", "colour": "red",
+    }))
+    .unwrap_err();
+    assert_eq!(unknown.errors().len(), 1);
+    assert!(matches!(
+        unknown.errors()[0].problem,
+        Problem::UnknownField { .. }
+    ));
+}
+
 #[test]
 fn every_problem_is_reported_with_its_path() {
     let errors = TripParams::from_arguments(&json!({
