@@ -168,6 +168,13 @@ pub use chalie_macros::ParamEnum;
 /// release.
 #[doc(hidden)]
 pub mod __private {
+    // Short names for the generated code, which imports this module as
+    // `__chalie`: every token of an expansion is compiled per ability.
+    pub use ::core::option::Option::{self, None, Some};
+    pub use ::core::result::Result::{self, Err, Ok};
+    pub use ::std::string::String;
+
+    pub use crate::{Ability, ToolResult, Turn};
     pub use linkme;
     pub use serde_json;
     pub use serde_json::Value;

@@ -9,9 +9,12 @@ use super::validate::Ability;
 
 /// The function, untouched, plus a type of the same name in the type
 /// namespace implementing `Ability`, plus its registry entry.
-pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
+pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStream) -> TokenStream {
     let krate = &ability.krate;
-    let private = quote!(#krate::__private);
+    // Inside the generated block, `__chalie` names the crate's private
+    // module (imported once at the block's top): a shorter expansion is
+    // less for the compiler to take in, per ability.
+    let private = quote!(__chalie);
     let fn_ident = &function.sig.ident;
     let vis = &function.vis;
     let type_ident = format_ident!("{}", fn_ident, span = fn_ident.span());
@@ -81,7 +84,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
         quote_spanned! {path.span()=>
             const DERIVES_PERMISSION: bool = true;
 
-            fn permission(params: &Self::Params) -> ::core::option::Option<::std::string::String> {
+            fn permission(params: &Self::Params) -> #private::Option<#private::String> {
                 #private::derive_permission::<Self::Params, _>(#path, params)
             }
         }
@@ -95,16 +98,16 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
     );
 
     quote! {
-        #function
+        #item
 
         #[doc = #doc]
         #[allow(non_camel_case_types)]
         #vis struct #type_ident {}
 
         const _: () = {
-            #(#action_checks)*
+            use #krate::__private as __chalie;
 
-            impl #krate::Ability for #type_ident {
+            impl #private::Ability for #type_ident {
                 type Params = #params_type;
 
                 const SPEC: &'static #private::AbilitySpec = &#private::AbilitySpec::__new(#private::AbilitySpecParts {
@@ -123,7 +126,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
 
                 #permission
 
-                fn call(params: Self::Params, turn: #krate::Turn) -> #private::BoxFuture<'static, #krate::ToolResult> {
+                fn call(params: Self::Params, turn: #private::Turn) -> #private::BoxFuture<'static, #private::ToolResult> {
                     #body
                 }
 
@@ -131,16 +134,27 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn) -> TokenStream {
                 const __CHALIE_MACRO_ONLY: #private::MacroOnly = #private::MACRO_ONLY;
             }
 
-            #[#private::linkme::distributed_slice(#private::ABILITIES)]
-            #[linkme(crate = #private::linkme)]
-            static __CHALIE_ENTRY: #private::AbilityEntry = #private::AbilityEntry::of::<#type_ident>();
+            // Registered through the macro linkme declares beside the
+            // slice, which puts the entry in the slice's link section on
+            // every platform linkme supports. `#[distributed_slice]` on the
+            // static would expand to the same plus a function that checks
+            // the static's type against the slice's, compiled per ability;
+            // here the type is the slice's by construction.
+            #private::ABILITIES! {
+                #![linkme_macro = #private::ABILITIES]
+                static __CHALIE_ENTRY: #private::AbilityEntry = {
+                    #(#action_checks)*
+                    #private::AbilityEntry::of::<#type_ident>()
+                };
+            }
         };
     }
 }
 
 /// Compile-time checks that the Params struct has an `action` field and
-/// every field an action requires, evaluated as constants so a mismatch is
-/// a compile error at the listed name. They reach the Params type through
+/// every field an action requires: statements of the registry entry's
+/// initializer, which is evaluated at compile time, so a mismatch is a
+/// compile error at the listed name and no constant is added per check. They reach the Params type through
 /// a helper generic over the ability, so the user's type is bounded in
 /// `type Params` alone and a type that is not Params is reported once.
 ///
@@ -159,10 +173,10 @@ fn action_field_checks(
     };
     let fields = quote!(#private::ability_fields::<#type_ident>());
     let mut checks = vec![quote_spanned! {params_type.span()=>
-        const _: () = match #private::field_actions_problem::<#type_ident>() {
-            ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
-            ::core::option::Option::None => {}
-        };
+        match #private::field_actions_problem::<#type_ident>() {
+            #private::Some(problem) => ::core::panic!("{}", problem.as_str()),
+            #private::None => {}
+        }
     }];
     if let Some(first) = ability.actions.first() {
         let message = format!(
@@ -170,9 +184,9 @@ fn action_field_checks(
             ability.name
         );
         checks.push(quote_spanned! {first.span=>
-            const _: () = if !#private::has_field(#fields, "action") {
+            if !#private::has_field(#fields, "action") {
                 ::core::panic!(#message)
-            };
+            }
         });
     }
     for action in &ability.actions {
@@ -183,13 +197,13 @@ fn action_field_checks(
             );
             let action_name = &action.name;
             checks.push(quote_spanned! {*span=>
-                const _: () = if !#private::has_field(#fields, #field) {
+                if !#private::has_field(#fields, #field) {
                     ::core::panic!(#message)
-                };
-                const _: () = match #private::required_field_problem::<#type_ident>(#action_name, #field) {
-                    ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
-                    ::core::option::Option::None => {}
-                };
+                }
+                match #private::required_field_problem::<#type_ident>(#action_name, #field) {
+                    #private::Some(problem) => ::core::panic!("{}", problem.as_str()),
+                    #private::None => {}
+                }
             });
         }
     }
@@ -200,14 +214,18 @@ fn action_field_checks(
 /// function and a type of the same name implementing `Ability`, so code
 /// that names the ability (`declare_output!`, tests) raises no follow-on
 /// errors. The type is not registered.
-pub(crate) fn fallback(function: &syn::ItemFn, krate: &syn::Path) -> TokenStream {
+pub(crate) fn fallback(
+    function: &syn::ItemFn,
+    item: &TokenStream,
+    krate: &syn::Path,
+) -> TokenStream {
     let private = quote!(#krate::__private);
     let fn_ident = &function.sig.ident;
     let vis = &function.vis;
     let type_ident = format_ident!("{}", fn_ident, span = fn_ident.span());
     let name = fn_ident.to_string();
     quote! {
-        #function
+        #item
 
         #[doc = "An ability whose `#[ability]` failed to compile."]
         #[allow(non_camel_case_types)]

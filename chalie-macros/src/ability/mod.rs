@@ -11,9 +11,13 @@ use crate::ctxt::Ctxt;
 
 /// Entry point of `#[ability]`. On any error the untouched function is
 /// emitted beside the errors, so the user sees only the intended message.
+///
+/// The function is emitted as the tokens it came in, and only its
+/// attributes and signature are parsed: its body is never walked, so a long
+/// body costs the macro nothing.
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let function: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(function) => function,
+    let (function, body) = match parse_head(&item) {
+        Ok(parsed) => parsed,
         Err(error) => {
             let message = syn::Error::new(
                 error.span(),
@@ -24,22 +28,59 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let krate = parse::crate_path(&attr);
-    match try_expand(attr, &function) {
+    match try_expand(attr, &function, &body, &item) {
         Ok(tokens) => tokens,
         Err(error) => {
             let errors = error.to_compile_error();
             // A method stays as it is: a type cannot be declared in an `impl`.
             let fallback = if function.sig.receiver().is_some() {
-                quote!(#function)
+                item
             } else {
-                expand::fallback(&function, &krate)
+                expand::fallback(&function, &item, &krate)
             };
             quote! { #errors #fallback }
         }
     }
 }
 
-fn try_expand(attr: TokenStream, function: &syn::ItemFn) -> syn::Result<TokenStream> {
+/// The function's attributes, visibility and signature, with an empty
+/// block standing in for its body, and the body's tokens.
+fn parse_head(item: &TokenStream) -> syn::Result<(syn::ItemFn, TokenStream)> {
+    let mut trees: Vec<proc_macro2::TokenTree> = item.clone().into_iter().collect();
+    let body = match trees.pop() {
+        Some(proc_macro2::TokenTree::Group(body))
+            if body.delimiter() == proc_macro2::Delimiter::Brace =>
+        {
+            body
+        }
+        // Not a function with a body: syn says what it is instead.
+        _ => {
+            return syn::parse2::<syn::ItemFn>(item.clone())
+                .map(|function| (function, TokenStream::new()));
+        }
+    };
+    let head: TokenStream = trees.into_iter().collect();
+    let parser = |input: syn::parse::ParseStream<'_>| {
+        Ok(syn::ItemFn {
+            attrs: input.call(syn::Attribute::parse_outer)?,
+            vis: input.parse()?,
+            sig: input.parse()?,
+            block: Box::new(syn::Block {
+                brace_token: syn::token::Brace(body.delim_span()),
+                stmts: Vec::new(),
+            }),
+        })
+    };
+    let function = syn::parse::Parser::parse2(parser, head)?;
+    Ok((function, body.stream()))
+}
+
+fn try_expand(
+    attr: TokenStream,
+    function: &syn::ItemFn,
+    body: &TokenStream,
+    item: &TokenStream,
+) -> syn::Result<TokenStream> {
     let mut ctxt = Ctxt::default();
     let attrs = parse::parse_attrs(attr, &mut ctxt);
     let signature = parse::parse_signature(function, &mut ctxt);
@@ -52,9 +93,9 @@ fn try_expand(attr: TokenStream, function: &syn::ItemFn) -> syn::Result<TokenStr
         ));
     };
     let mut ctxt = Ctxt::default();
-    let ability = validate::validate(attrs, signature, function, &mut ctxt);
+    let ability = validate::validate(attrs, signature, function, body, &mut ctxt);
     ctxt.check()?;
-    Ok(expand::expand(&ability, function))
+    Ok(expand::expand(&ability, function, item))
 }
 
 #[cfg(test)]
@@ -77,5 +118,27 @@ mod tests {
         );
         assert!(!output.contains("chalie_core"), "{output}");
         assert!(!output.contains("distributed_slice"), "{output}");
+    }
+
+    /// The body is scanned for literal error codes without being parsed:
+    /// found nested and behind a path, left alone when the code is not a
+    /// literal on its own.
+    #[test]
+    fn error_codes_are_found_in_the_body_tokens() {
+        let attr =
+            quote::quote!(examples = ["a one", "a two", "a three", "a four", "a five", "a six"]);
+        let item = quote::quote! {
+            /// Gets the weather.
+            fn weather() -> ToolResult {
+                if true {
+                    return chalie_core::ToolResult::error("NoSuchCity", "no such city", "pick another");
+                }
+                let fine = ToolResult::error("ok-code".to_string(), "", "");
+                ToolResult::error(code(), "", "")
+            }
+        };
+        let output = super::expand(attr, item).to_string();
+        assert_eq!(output.matches("compile_error").count(), 1, "{output}");
+        assert!(output.contains("use `no-such-city`"), "{output}");
     }
 }

@@ -2,7 +2,7 @@
 //! points at the smallest wrong token and says the fix.
 
 use proc_macro2::Span;
-use syn::visit::Visit;
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
 use super::parse::{AbilityAttrs, ActionAttr, Input, Signature};
 use crate::ctxt::Ctxt;
@@ -52,6 +52,7 @@ pub(crate) fn validate(
     attrs: AbilityAttrs,
     signature: Signature,
     function: &syn::ItemFn,
+    body: &TokenStream,
     ctxt: &mut Ctxt,
 ) -> Ability {
     let (name, name_span) = match &attrs.name {
@@ -114,7 +115,7 @@ pub(crate) fn validate(
             "an ability with `actions` takes a `#[derive(Params)]` struct with an `action` field",
         );
     }
-    check_error_codes(&function.block, ctxt);
+    check_error_codes(body.clone(), ctxt);
 
     Ability {
         krate: attrs
@@ -253,50 +254,76 @@ fn check_actions(actions: &[ActionAttr], ctxt: &mut Ctxt) -> Vec<Action> {
 
 /// A literal error code in the body is kebab-case, so the model and the
 /// dispatcher can match on it.
-fn check_error_codes(block: &syn::Block, ctxt: &mut Ctxt) {
-    struct Finder<'c> {
-        ctxt: &'c mut Ctxt,
-    }
-    impl<'ast> Visit<'ast> for Finder<'_> {
-        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
-            if is_error_constructor(&call.func)
-                && let Some(syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(code),
-                    ..
-                })) = call.args.first()
-                && !names::is_kebab_case(&code.value())
-            {
-                let fix = names::suggest_kebab_case(&code.value())
-                    .map(|suggestion| format!("; use `{suggestion}`"))
-                    .unwrap_or_default();
-                self.ctxt.error_spanned_by(
-                    code,
-                    format!(
-                        "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`){fix}",
-                        code.value(),
-                    ),
-                );
-            }
-            syn::visit::visit_expr_call(self, call);
+///
+/// The body's tokens are scanned, not parsed: a call `…ToolResult::error(`
+/// or `…ErrorCode::new(` whose first argument is a string literal. Parsing
+/// the whole body would cost every ability's compile in proportion to its
+/// body, for this one lint.
+fn check_error_codes(body: TokenStream, ctxt: &mut Ctxt) {
+    let trees: Vec<TokenTree> = body.into_iter().collect();
+    for (index, tree) in trees.iter().enumerate() {
+        let TokenTree::Group(group) = tree else {
+            continue;
+        };
+        if group.delimiter() == Delimiter::Parenthesis
+            && index >= 4
+            && is_error_constructor(&trees[index - 4..index])
+        {
+            check_code_argument(group.stream(), ctxt);
         }
+        check_error_codes(group.stream(), ctxt);
     }
-    Finder { ctxt }.visit_block(block);
 }
 
-fn is_error_constructor(func: &syn::Expr) -> bool {
-    let syn::Expr::Path(path) = func else {
+/// `Owner::method`, as four tokens, names an error constructor.
+fn is_error_constructor(path: &[TokenTree]) -> bool {
+    let [
+        TokenTree::Ident(owner),
+        TokenTree::Punct(first),
+        TokenTree::Punct(second),
+        TokenTree::Ident(method),
+    ] = path
+    else {
         return false;
     };
-    let segments: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    matches!(
-        segments.as_slice(),
-        [.., owner, method] if (owner == "ToolResult" && method == "error") || (owner == "ErrorCode" && method == "new")
-    )
+    first.as_char() == ':'
+        && first.spacing() == Spacing::Joint
+        && second.as_char() == ':'
+        && ((owner == "ToolResult" && method == "error")
+            || (owner == "ErrorCode" && method == "new"))
+}
+
+/// The call's first argument, when it is a string literal alone, must be
+/// a kebab-case code.
+fn check_code_argument(arguments: TokenStream, ctxt: &mut Ctxt) {
+    let mut arguments = arguments.into_iter();
+    let Some(TokenTree::Literal(literal)) = arguments.next() else {
+        return;
+    };
+    let alone = match arguments.next() {
+        None => true,
+        Some(TokenTree::Punct(next)) => next.as_char() == ',',
+        Some(_) => false,
+    };
+    if !alone {
+        return;
+    }
+    let Ok(code) = syn::parse2::<syn::LitStr>(TokenTree::Literal(literal).into()) else {
+        return;
+    };
+    if names::is_kebab_case(&code.value()) {
+        return;
+    }
+    let fix = names::suggest_kebab_case(&code.value())
+        .map(|suggestion| format!("; use `{suggestion}`"))
+        .unwrap_or_default();
+    ctxt.error_spanned_by(
+        &code,
+        format!(
+            "error code `{}` is not kebab-case (`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`){fix}",
+            code.value(),
+        ),
+    );
 }
 
 fn truncate_chars(text: &str, max: usize) -> String {

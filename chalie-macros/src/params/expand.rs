@@ -6,8 +6,8 @@ use quote::{quote, quote_spanned};
 
 fn option_tokens(value: Option<f64>) -> TokenStream {
     match value {
-        Some(number) => quote!(::core::option::Option::Some(#number)),
-        None => quote!(::core::option::Option::None),
+        Some(number) => quote!(__chalie::Some(#number)),
+        None => quote!(__chalie::None),
     }
 }
 
@@ -22,7 +22,10 @@ fn option_tokens(value: Option<f64>) -> TokenStream {
 /// type, not one per use, and no trait impl is added per field.
 pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let krate = &params.krate;
-    let private = quote!(#krate::__private);
+    // Inside the generated block, `__chalie` names the crate's private
+    // module (imported once at the block's top): a shorter expansion is
+    // less for the compiler to take in, per struct.
+    let private = quote!(__chalie);
     let ident = &params.ident;
     let (impl_generics, type_generics, where_clause) = params.generics.split_for_impl();
     let field_names: Vec<&String> = params.fields.iter().map(|field| &field.name).collect();
@@ -51,18 +54,18 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         // compiler reports once.
         let ops = quote!(<#ty as #private::ParamType>::FIELD);
         let check = if field.bound_span.is_some() {
-            quote!(::core::option::Option::Some(<#ty as #private::Bounded>::CHECK))
+            quote!(__chalie::Some(<#ty as #private::Bounded>::CHECK))
         } else {
-            quote!(::core::option::Option::None)
+            quote!(__chalie::None)
         };
         let default = match &field.default {
             Some(default) => {
                 let rule = quote!(<#ty as #private::ParamType>::DEFAULT_RULE);
                 default_checks.push(default_check(default, field, &rule, &private));
                 let literal = default_literal(&default.literal, &private);
-                quote!(::core::option::Option::Some(#literal))
+                quote!(__chalie::Some(#literal))
             }
-            None => quote!(::core::option::Option::None),
+            None => quote!(__chalie::None),
         };
         let min = option_tokens(field.min);
         let max = option_tokens(field.max);
@@ -100,7 +103,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                 let #local = if #action.is_none() || reader.belongs(#name, &[#(#actions),*]) {
                     #read
                 } else {
-                    ::core::option::Option::None
+                    __chalie::None
                 };
             },
             _ => quote!(let #local = #read;),
@@ -124,9 +127,15 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     // functions to compile for every struct.
     quote! {
         const _: () = {
-            #(#default_checks)*
+            use #krate::__private as __chalie;
 
-            static __CHALIE_FIELDS: [#private::FieldSpec; #count] = [#(#specs),*];
+            // The checks run as the table is evaluated, at compile time: a
+            // failing one is an error at its own tokens, and no constant is
+            // added per check.
+            static __CHALIE_FIELDS: [#private::FieldSpec; #count] = {
+                #(#default_checks)*
+                [#(#specs),*]
+            };
 
             impl #impl_generics #private::Params for #ident #type_generics #where_clause {
                 const FIELDS: &'static [&'static str] = &[#(#field_names),*];
@@ -148,15 +157,15 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                     <Self as #private::Params>::schema().clone()
                 }
 
-                fn parse(value: &#private::Value, path: &str) -> ::core::result::Result<Self, #private::ParamErrors> {
+                fn parse(value: &#private::Value, path: &str) -> __chalie::Result<Self, #private::ParamErrors> {
                     let mut reader = match #private::ObjectReader::new(value, path, <Self as #private::Params>::FIELDS) {
-                        ::core::result::Result::Ok(reader) => reader,
-                        ::core::result::Result::Err(errors) => return ::core::result::Result::Err(errors),
+                        __chalie::Ok(reader) => reader,
+                        __chalie::Err(errors) => return __chalie::Err(errors),
                     };
                     #(#reads)*
                     match (#(#locals,)*) {
-                        (#(::core::option::Option::Some(#locals),)*) if reader.is_clean() => ::core::result::Result::Ok(Self { #(#locals),* }),
-                        _ => ::core::result::Result::Err(reader.into_errors()),
+                        (#(__chalie::Some(#locals),)*) if reader.is_clean() => __chalie::Ok(Self { #(#locals),* }),
+                        _ => __chalie::Err(reader.into_errors()),
                     }
                 }
             }
@@ -177,8 +186,9 @@ fn default_literal(literal: &DefaultLit, private: &TokenStream) -> TokenStream {
     }
 }
 
-/// A constant that fails to evaluate, at the default's literal, when the
-/// field's type would not parse the default.
+/// A statement of the field table's initializer that fails to evaluate,
+/// at the default's literal, when the field's type would not parse the
+/// default.
 fn default_check(
     default: &FieldDefault,
     field: &Field,
@@ -190,19 +200,19 @@ fn default_check(
     let ty = type_text(&field.ty);
     let written = &default.written;
     quote_spanned! {default.span=>
-        const _: () = match #private::default_problem(
+        match #private::default_problem(
             #rule,
             #literal,
             #private::DefaultSite { field: #name, ty: #ty, written: #written },
         ) {
-            ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
-            ::core::option::Option::None => {}
-        };
+            __chalie::Some(problem) => ::core::panic!("{}", problem.as_str()),
+            __chalie::None => {}
+        }
     }
 }
 
-/// A constant that fails to evaluate, at the `clamp` key, when a bound is
-/// not a value of the field's type (`max = 300` on a `u8`): the clamped
+/// A statement of the field table's initializer that fails to evaluate,
+/// at the `clamp` key, when a bound is not a value of the field's type (`max = 300` on a `u8`): the clamped
 /// value would then fail to parse.
 fn clamp_check(
     field: &Field,
@@ -213,22 +223,22 @@ fn clamp_check(
     let bound = |value: Option<f64>| match value {
         Some(value) => {
             let text = value.to_string();
-            quote!(::core::option::Option::Some(#private::ClampBound { value: #value, text: #text }))
+            quote!(__chalie::Some(#private::ClampBound { value: #value, text: #text }))
         }
-        None => quote!(::core::option::Option::None),
+        None => quote!(__chalie::None),
     };
     let (min, max) = (bound(field.min), bound(field.max));
     let name = &field.name;
     let ty = type_text(&field.ty);
     quote_spanned! {span=>
-        const _: () = match #private::clamp_problem(
+        match #private::clamp_problem(
             #rule,
             [#min, #max],
             #private::ClampSite { field: #name, ty: #ty },
         ) {
-            ::core::option::Option::Some(problem) => ::core::panic!("{}", problem.as_str()),
-            ::core::option::Option::None => {}
-        };
+            __chalie::Some(problem) => ::core::panic!("{}", problem.as_str()),
+            __chalie::None => {}
+        }
     }
 }
 

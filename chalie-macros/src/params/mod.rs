@@ -54,7 +54,7 @@ mod tests {
         };
         let output = super::expand_struct(input).to_string();
         assert!(
-            output.contains("kind : < Vec < Tree > as :: chalie_core :: __private :: ParamType > :: FIELD . kind"),
+            output.contains("kind : < Vec < Tree > as __chalie :: ParamType > :: FIELD . kind"),
             "{output}"
         );
         assert!(!output.contains("Vec < Self >"), "{output}");
