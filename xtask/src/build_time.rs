@@ -15,8 +15,10 @@
 //! and no macro, trait or compile-time check: what the macros' output
 //! could cost at the least.
 //! `--workspace` also times a cold build of chalie's whole workspace into
-//! a fresh target directory.
+//! a fresh target directory; `--instructions` also counts the instructions
+//! the compiler runs for each crate (see `instructions`).
 
+mod instructions;
 mod sources;
 
 use std::path::Path;
@@ -27,21 +29,23 @@ use crate::{Outcome, project_root};
 use sources::CRATES;
 
 /// What is timed: a cold build, and a cold check.
-const MODES: [&str; 2] = ["build", "check"];
+pub(crate) const MODES: [&str; 2] = ["build", "check"];
 
 pub(crate) fn run(args: &[String]) -> Outcome {
     let mut tools = 200usize;
     let mut repeats = 3usize;
     let mut workspace = false;
+    let mut count_instructions = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--tools" => tools = number(args.next(), "--tools")?,
             "--repeats" => repeats = number(args.next(), "--repeats")?,
             "--workspace" => workspace = true,
+            "--instructions" => count_instructions = true,
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --tools N, --repeats N or --workspace"
+                    "unknown option `{other}`; expected --tools N, --repeats N, --workspace or --instructions"
                 )
                 .into());
             }
@@ -90,7 +94,17 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         .iter_mut()
         .map(|row| [median(&mut row[0]), median(&mut row[1])])
         .collect();
-    print!("{}", table(tools, repeats, &medians));
+    let caption = format!(
+        "{tools} tools per crate; median of {repeats} cold builds and checks of each crate alone (dev profile, dependencies prebuilt)"
+    );
+    print!("{}", table(&caption, "s", &medians));
+    if count_instructions {
+        let counts = instructions::count(&dir)?;
+        let caption = format!(
+            "\n{tools} tools per crate; instructions (billions) the compiler runs for a cold build and check of each crate alone, counted by cachegrind"
+        );
+        print!("{}", table(&caption, "G", &counts));
+    }
     Ok(())
 }
 
@@ -100,24 +114,24 @@ fn number(value: Option<&String>, option: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{option} takes a number"))
 }
 
-/// The table, in Markdown so it can be pasted where the figures are kept.
-fn table(tools: usize, repeats: usize, medians: &[[f64; 2]]) -> String {
+/// The table, in Markdown so it can be pasted where the figures are kept:
+/// one row per crate of [build, check] figures in `unit`.
+fn table(caption: &str, unit: &str, medians: &[[f64; 2]]) -> String {
     let plain = medians[0];
     let above = |row: [f64; 2], mode: usize| row[mode] - plain[mode];
     let mut out = format!(
-        "{tools} tools per crate; median of {repeats} cold builds and checks of each crate alone (dev profile, dependencies prebuilt)\n\n\
-         | crate | build | above plain | check | above plain |\n|---|---:|---:|---:|---:|\n"
+        "{caption}\n\n| crate | build | above plain | check | above plain |\n|---|---:|---:|---:|---:|\n"
     );
     for (krate, &row) in CRATES.iter().zip(medians) {
         let cell = |mode: usize| {
             if krate.label == CRATES[0].label {
                 "".to_string()
             } else {
-                format!("{:.2} s", above(row, mode))
+                format!("{:.2} {unit}", above(row, mode))
             }
         };
         out.push_str(&format!(
-            "| {} | {:.2} s | {} | {:.2} s | {} |\n",
+            "| {} | {:.2} {unit} | {} | {:.2} {unit} | {} |\n",
             krate.label,
             row[0],
             cell(0),
@@ -150,7 +164,7 @@ fn median(samples: &mut [Duration]) -> f64 {
     samples[samples.len() / 2].as_secs_f64()
 }
 
-fn cargo(dir: &Path, args: &[&str]) -> Command {
+pub(crate) fn cargo(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new("cargo");
     command
         .args(args)
@@ -159,7 +173,7 @@ fn cargo(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
-fn run_cargo(dir: &Path, args: &[&str]) -> Outcome {
+pub(crate) fn run_cargo(dir: &Path, args: &[&str]) -> Outcome {
     timed(dir, args).map(|_| ())
 }
 
