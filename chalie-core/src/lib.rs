@@ -178,7 +178,6 @@ pub mod __private {
     pub use linkme;
     pub use serde_json;
     pub use serde_json::Value;
-    pub use std::sync::OnceLock;
 
     pub use crate::ability::{
         AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MACRO_ONLY,
@@ -188,7 +187,7 @@ pub mod __private {
     pub use crate::params::{
         Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
         FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
-        ability_fields, clamp_problem, default_problem, enum_schema, fallback_schema,
+        ability_fields, clamp_problem, default_problem, enum_schema, fail_on, fallback_schema,
         field_actions_problem, has_field, params_schema, parse_enum_value, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};

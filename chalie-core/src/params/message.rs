@@ -86,3 +86,16 @@ impl ConstMessage {
         }
     }
 }
+
+/// Fails the constant evaluation it runs in with `problem`'s message, or
+/// does nothing. The macros' compile-time checks call it with the user's
+/// tokens as the call's span; `#[track_caller]` reports the failure there,
+/// not in this function, and each check is one call in the generated code
+/// rather than a `match` and a `panic!` of its own to compile.
+#[doc(hidden)]
+#[track_caller]
+pub const fn fail_on(problem: Option<ConstMessage>) {
+    if let Some(problem) = problem {
+        panic!("{}", problem.as_str());
+    }
+}

@@ -25,6 +25,8 @@ pub use clamp::{ClampBound, ClampSite, clamp_problem};
 #[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
 #[doc(hidden)]
+pub use message::fail_on;
+#[doc(hidden)]
 pub use reader::{Bounds, BoundsCheck, FieldOps, FieldRead, ObjectReader, parse_enum_value};
 #[doc(hidden)]
 pub use schema::{FieldKind, FieldSpec, ObjectSchema, enum_schema, fallback_schema, params_schema};

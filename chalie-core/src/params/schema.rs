@@ -1,6 +1,7 @@
 //! Building the inlined, object-rooted schemas providers accept.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use serde_json::{Map, Value, json};
 
@@ -36,21 +37,38 @@ pub struct FieldKind {
     pub optional: bool,
 }
 
-/// The schema of a `#[derive(Params)]` struct from its fields, built once
-/// into `cell`. One function for every struct, so a crate of many
-/// abilities compiles one copy of the schema-building code.
+/// The schema of a `#[derive(Params)]` struct from its fields, built the
+/// first time it is asked for and kept. One function and one cache for
+/// every struct, so a crate of many abilities compiles one copy of the
+/// schema-building code and no static per struct.
 #[doc(hidden)]
-pub fn params_schema(
-    cell: &'static OnceLock<Value>,
-    fields: &'static [FieldSpec],
-) -> &'static Value {
-    cell.get_or_init(|| {
-        let mut schema = ObjectSchema::new();
-        for field in fields {
-            schema.field(field);
-        }
-        schema.finish()
-    })
+pub fn params_schema(fields: &'static [FieldSpec]) -> &'static Value {
+    // Keyed by the table's address: each struct's table is its own
+    // static. (Tables of no fields may share an address, and their
+    // schemas are the same.)
+    static SCHEMAS: OnceLock<RwLock<HashMap<usize, &'static Value>>> = OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(Default::default);
+    let key = fields.as_ptr() as usize;
+    if let Some(schema) = schemas
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return schema;
+    }
+    // Built with no lock held: a field's schema may be another struct's,
+    // asked for from here.
+    let mut schema = ObjectSchema::new();
+    for field in fields {
+        schema.field(field);
+    }
+    let schema = schema.finish();
+    let mut schemas = schemas.write().unwrap_or_else(PoisonError::into_inner);
+    // Kept for the program's life, once per struct, as a static would be;
+    // a schema another thread built meanwhile is kept instead of this one.
+    schemas
+        .entry(key)
+        .or_insert_with(|| Box::leak(Box::new(schema)))
 }
 
 /// Accumulates properties into an object schema with

@@ -173,10 +173,7 @@ fn action_field_checks(
     };
     let fields = quote!(#private::ability_fields::<#type_ident>());
     let mut checks = vec![quote_spanned! {params_type.span()=>
-        match #private::field_actions_problem::<#type_ident>() {
-            #private::Some(problem) => ::core::panic!("{}", problem.as_str()),
-            #private::None => {}
-        }
+        __chalie::fail_on(#private::field_actions_problem::<#type_ident>());
     }];
     if let Some(first) = ability.actions.first() {
         let message = format!(
@@ -200,10 +197,7 @@ fn action_field_checks(
                 if !#private::has_field(#fields, #field) {
                     ::core::panic!(#message)
                 }
-                match #private::required_field_problem::<#type_ident>(#action_name, #field) {
-                    #private::Some(problem) => ::core::panic!("{}", problem.as_str()),
-                    #private::None => {}
-                }
+                __chalie::fail_on(#private::required_field_problem::<#type_ident>(#action_name, #field));
             });
         }
     }

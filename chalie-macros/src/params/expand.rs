@@ -142,8 +142,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                 #field_actions
 
                 fn schema() -> &'static #private::Value {
-                    static SCHEMA: #private::OnceLock<#private::Value> = #private::OnceLock::new();
-                    #private::params_schema(&SCHEMA, &__CHALIE_FIELDS)
+                    #private::params_schema(&__CHALIE_FIELDS)
                 }
 
                 #[doc(hidden)]
@@ -200,14 +199,11 @@ fn default_check(
     let ty = type_text(&field.ty);
     let written = &default.written;
     quote_spanned! {default.span=>
-        match #private::default_problem(
+        __chalie::fail_on(#private::default_problem(
             #rule,
             #literal,
             #private::DefaultSite { field: #name, ty: #ty, written: #written },
-        ) {
-            __chalie::Some(problem) => ::core::panic!("{}", problem.as_str()),
-            __chalie::None => {}
-        }
+        ));
     }
 }
 
@@ -231,14 +227,11 @@ fn clamp_check(
     let name = &field.name;
     let ty = type_text(&field.ty);
     quote_spanned! {span=>
-        match #private::clamp_problem(
+        __chalie::fail_on(#private::clamp_problem(
             #rule,
             [#min, #max],
             #private::ClampSite { field: #name, ty: #ty },
-        ) {
-            __chalie::Some(problem) => ::core::panic!("{}", problem.as_str()),
-            __chalie::None => {}
-        }
+        ));
     }
 }
 

@@ -20,7 +20,7 @@ use super::{MODES, cargo};
 const WRAPPER: &str = r#"#!/bin/sh
 case " $* " in
   *" --crate-name tools_"*)
-    exec valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$CHALIE_BUILD_TIME_COUNT" "$@" ;;
+    exec valgrind --quiet --tool=cachegrind --cache-sim=no --cachegrind-out-file="$CHALIE_BUILD_TIME_COUNT" "$@" ;;
   *) exec "$@" ;;
 esac
 "#;
