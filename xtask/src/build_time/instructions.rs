@@ -15,12 +15,14 @@ use std::process::Command;
 use super::sources::CRATES;
 use super::{MODES, cargo};
 
-/// The wrapper: cachegrind for a generated `tools_*` crate, rustc as it is
-/// for anything else (a build script's probe, a dependency cargo rebuilds).
+/// The wrapper: cachegrind for a generated `tools_*` crate (valgrind's own
+/// messages to a log beside the count, the compiler's output as it is),
+/// rustc as it is for anything else (a build script's probe, a dependency
+/// cargo rebuilds).
 const WRAPPER: &str = r#"#!/bin/sh
 case " $* " in
   *" --crate-name tools_"*)
-    exec valgrind --quiet --tool=cachegrind --cache-sim=no --cachegrind-out-file="$CHALIE_BUILD_TIME_COUNT" "$@" ;;
+    exec valgrind --log-file="$CHALIE_BUILD_TIME_COUNT.log" --tool=cachegrind --cache-sim=no --cachegrind-out-file="$CHALIE_BUILD_TIME_COUNT" "$@" ;;
   *) exec "$@" ;;
 esac
 "#;
