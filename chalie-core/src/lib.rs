@@ -188,7 +188,8 @@ pub mod __private {
         Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
         FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
         ability_fields, clamp_problem, default_problem, enum_schema, fail_on, fallback_schema,
-        field_actions_problem, has_field, params_schema, parse_enum_value, required_field_problem,
+        field_actions_problem, has_field, params_schema, parse_enum_value, parse_object,
+        required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

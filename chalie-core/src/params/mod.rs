@@ -5,6 +5,7 @@ mod actions;
 mod clamp;
 mod default;
 mod error;
+mod list;
 mod message;
 mod reader;
 mod schema;
@@ -25,9 +26,11 @@ pub use clamp::{ClampBound, ClampSite, clamp_problem};
 #[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
 #[doc(hidden)]
+pub use list::{FieldList, FieldOps, parse_object};
+#[doc(hidden)]
 pub use message::fail_on;
 #[doc(hidden)]
-pub use reader::{Bounds, BoundsCheck, FieldOps, FieldRead, ObjectReader, parse_enum_value};
+pub use reader::{Bounds, ObjectReader, parse_enum_value};
 #[doc(hidden)]
 pub use schema::{FieldKind, FieldSpec, ObjectSchema, enum_schema, fallback_schema, params_schema};
 
@@ -87,9 +90,12 @@ pub trait ParamType: Sized {
     #[doc(hidden)]
     const DEFAULT_RULE: DefaultRule = DefaultRule::Unchecked;
 
-    /// What `#[derive(Params)]` takes of a field of this type (its schema
-    /// and reader), named once per use as `<Type as ParamType>::FIELD` so a
-    /// type without a schema is one error, at the field's type.
+    /// What `#[derive(Params)]` takes of a field of this type: its kind
+    /// for the field table, and the type itself for the list of field
+    /// types the struct's parse reads. Named as `<Type as ParamType>::FIELD`
+    /// with the user's tokens in both places, so a type without a schema is
+    /// the same error twice, which the compiler reports once, at the
+    /// field's type.
     #[doc(hidden)]
     const FIELD: FieldOps<Self> = FieldOps::OF;
 

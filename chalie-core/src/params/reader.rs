@@ -3,12 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::error::{ParamErrors, Problem};
-use super::types::{Bounded, found};
-use super::{DefaultLiteral, FieldKind, FieldSpec, ParamType, schema};
-
-/// Checks a parsed value against `#[param(min, max)]`: the bound it broke.
-#[doc(hidden)]
-pub type BoundsCheck<T> = fn(&T, Option<f64>, Option<f64>) -> Result<(), String>;
+use super::types::found;
+use super::{FieldSpec, ParamType, schema};
 
 /// The field every ability with actions takes, naming the action.
 const ACTION_FIELD: &str = "action";
@@ -21,6 +17,16 @@ pub struct Bounds {
     pub max: Option<f64>,
     /// Out-of-range numbers become the nearest bound instead of an error.
     pub clamp: bool,
+}
+
+impl Bounds {
+    /// No `#[param(min, max, clamp)]`: what most fields have, named once
+    /// so the generated table spells it in one path.
+    pub const NONE: Self = Self {
+        min: None,
+        max: None,
+        clamp: false,
+    };
 }
 
 /// Reads the fields of one object; used by `#[derive(Params)]` code.
@@ -64,6 +70,16 @@ impl<'a> ObjectReader<'a> {
     /// Starts reading `value`, which must be an object whose keys are all
     /// among `fields`.
     pub fn new(value: &'a Value, path: &'a str, fields: &[&str]) -> Result<Self, ParamErrors> {
+        Self::open(value, path, fields)
+    }
+
+    /// [`new`](Self::new) over any list of named fields: names, or a
+    /// struct's field table.
+    pub(super) fn open<F: Named>(
+        value: &'a Value,
+        path: &'a str,
+        fields: &[F],
+    ) -> Result<Self, ParamErrors> {
         let object = match value {
             Value::Object(object) => object,
             // A tool without parameters may be called with `null`.
@@ -87,10 +103,12 @@ impl<'a> ObjectReader<'a> {
         for (position, key) in object.keys().enumerate() {
             // Sent in the schema's order, each key is the field at its
             // own position; only a key out of order is searched for.
-            let known =
-                fields.get(position) == Some(&key.as_str()) || fields.contains(&key.as_str());
+            let known = fields
+                .get(position)
+                .is_some_and(|field| field.name() == key.as_str())
+                || fields.iter().any(|field| field.name() == key.as_str());
             if !known {
-                let valid = fields.iter().map(|field| (*field).to_owned()).collect();
+                let valid = fields.iter().map(|field| field.name().to_owned()).collect();
                 errors.push(field_path(path, key), Problem::UnknownField { valid });
             }
         }
@@ -111,19 +129,17 @@ impl<'a> ObjectReader<'a> {
         name: &str,
         default: Option<Value>,
         bounds: Bounds,
-        check: Option<BoundsCheck<T>>,
     ) -> Option<T> {
-        self.field_or(name, || default, bounds, check)
+        self.field_or(name, || default, bounds)
     }
 
     /// [`field`](Self::field) with the default built only when the field
     /// is absent: most fields are sent, and a default is a whole `Value`.
-    fn field_or<T: ParamType>(
+    pub(super) fn field_or<T: ParamType>(
         &mut self,
         name: &str,
         default: impl FnOnce() -> Option<Value>,
         bounds: Bounds,
-        check: Option<BoundsCheck<T>>,
     ) -> Option<T> {
         let Bounds { min, max, clamp } = bounds;
         let path = field_path(self.path, name);
@@ -180,8 +196,11 @@ impl<'a> ObjectReader<'a> {
                 return None;
             }
         };
-        if let Some(check) = check
-            && let Err(bound) = check(&parsed, min, max)
+        // Checked on the number sent (or defaulted), which is the number
+        // the bounds in the schema speak of: the same for an integer, and
+        // exact for a float that its own type would round.
+        if (min.is_some() || max.is_some())
+            && let Err(bound) = check_bounds(&value, min, max)
         {
             self.errors.push(
                 path,
@@ -207,24 +226,36 @@ impl<'a> ObjectReader<'a> {
         }
     }
 
-    /// Whether field `name`, which belongs to `actions` only, may be read:
+    /// Whether `field`, which belongs to some actions only, may be read:
     /// `false` (with the problem recorded) when it was sent with another
     /// action. An absent or `null` field belongs anywhere, and an `action`
-    /// that is not a string is left to that field's own check.
-    pub fn belongs(&mut self, name: &str, actions: &[&str]) -> bool {
-        if find_field(self.object, name).is_none_or(Value::is_null) {
+    /// that is not one the struct's `action` field accepts is left to that
+    /// field's own check, as its one problem.
+    pub(super) fn belongs(&mut self, field: &FieldSpec, table: &[FieldSpec]) -> bool {
+        if find_field(self.object, field.name).is_none_or(Value::is_null) {
             return true;
         }
-        let Some(Value::String(action)) = find_field(self.object, ACTION_FIELD) else {
+        let Some(sent @ Value::String(action)) = find_field(self.object, ACTION_FIELD) else {
             return true;
         };
-        if actions.contains(&action.as_str()) {
+        if field.actions.contains(&action.as_str()) {
+            return true;
+        }
+        let action_accepted = table
+            .iter()
+            .find(|spec| spec.name == ACTION_FIELD)
+            .is_some_and(|spec| (spec.kind.accepts)(sent));
+        if !action_accepted {
             return true;
         }
         self.errors.push(
-            field_path(self.path, name),
+            field_path(self.path, field.name),
             Problem::OtherAction {
-                belongs_to: actions.iter().map(|action| (*action).to_owned()).collect(),
+                belongs_to: field
+                    .actions
+                    .iter()
+                    .map(|action| (*action).to_owned())
+                    .collect(),
                 action: action.clone(),
             },
         );
@@ -255,41 +286,21 @@ impl<'a> ObjectReader<'a> {
     }
 }
 
-/// Reads one field of a `#[derive(Params)]` struct, with its bounds'
-/// check for a `#[param(min, max)]` field; `None` when it had a problem
-/// (recorded). Generic over the field's type only, so every field of that
-/// type, in every struct of a crate, shares one copy.
-pub type FieldRead<T> = fn(&mut ObjectReader<'_>, &FieldSpec, Option<BoundsCheck<T>>) -> Option<T>;
-
-/// What the generated code takes of a field's type, as one constant
-/// ([`ParamType::FIELD`]): the type is named once per use, in a path
-/// `<Type as ParamType>`, so a type without a schema is one error there.
-#[doc(hidden)]
-pub struct FieldOps<T> {
-    /// The type's schema and optionality, for its [`FieldSpec`].
-    pub kind: FieldKind,
-    /// Its reader.
-    pub read: FieldRead<T>,
+/// A name in the list of fields an object may have.
+pub(super) trait Named {
+    fn name(&self) -> &str;
 }
 
-impl<T: ParamType> FieldOps<T> {
-    /// The operations of `T`, shared by every field of that type.
-    pub(crate) const OF: Self = Self {
-        kind: FieldKind {
-            schema: T::schema,
-            optional: T::OPTIONAL,
-        },
-        read: read_field::<T>,
-    };
+impl Named for &str {
+    fn name(&self) -> &str {
+        self
+    }
 }
 
-fn read_field<T: ParamType>(
-    reader: &mut ObjectReader<'_>,
-    field: &FieldSpec,
-    check: Option<BoundsCheck<T>>,
-) -> Option<T> {
-    let default = || field.default.map(DefaultLiteral::to_value);
-    reader.field_or::<T>(field.name, default, field.bounds, check)
+impl Named for FieldSpec {
+    fn name(&self) -> &str {
+        self.name
+    }
 }
 
 /// The bound a number sent outside a clamped field's range becomes;
@@ -312,13 +323,9 @@ fn declared_bounds(min: Option<f64>, max: Option<f64>) -> Option<String> {
     }
 }
 
-/// Enforces `#[param(min, max)]`.
-#[doc(hidden)]
-pub(crate) fn check_bounds<T: Bounded + ?Sized>(
-    value: &T,
-    min: Option<f64>,
-    max: Option<f64>,
-) -> Result<(), String> {
+/// Enforces `#[param(min, max)]` on a number (anything else, such as the
+/// `null` of an absent `Option`, passes): the bound it broke.
+fn check_bounds(value: &Value, min: Option<f64>, max: Option<f64>) -> Result<(), String> {
     let Some(number) = value.as_f64() else {
         return Ok(());
     };

@@ -35,6 +35,9 @@ pub struct FieldKind {
     pub schema: fn() -> Value,
     /// Whether the field may be left out (`Option`).
     pub optional: bool,
+    /// Whether the type parses a value: asked of a struct's `action` field
+    /// when another field was sent with an action it does not belong to.
+    pub accepts: fn(&Value) -> bool,
 }
 
 /// The schema of a `#[derive(Params)]` struct from its fields, built the
@@ -261,6 +264,7 @@ mod tests {
             kind: FieldKind {
                 schema: unsigned,
                 optional: true,
+                accepts: |_| true,
             },
             default: None,
             bounds: Bounds {

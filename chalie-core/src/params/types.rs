@@ -100,11 +100,7 @@ macro_rules! integer_param {
             }
         }
 
-        impl Bounded for $ty {
-            fn as_f64(&self) -> Option<f64> {
-                Some(*self as f64)
-            }
-        }
+        impl Bounded for $ty {}
     )*};
 }
 
@@ -124,11 +120,7 @@ macro_rules! float_param {
             }
         }
 
-        impl Bounded for $ty {
-            fn as_f64(&self) -> Option<f64> {
-                Some(f64::from(*self))
-            }
-        }
+        impl Bounded for $ty {}
     )*};
 }
 
@@ -177,25 +169,20 @@ impl<T: ParamType> ParamType for Vec<T> {
     }
 }
 
-/// A number that `#[param(min = …, max = …)]` can bound.
+/// A number that `#[param(min = …, max = …)]` can bound: a type whose JSON
+/// is a number. The bounds are checked on the number sent (or defaulted),
+/// the number the schema's bounds speak of.
 #[diagnostic::on_unimplemented(
     message = "`min` and `max` bound numbers, and `{Self}` is not a number",
     label = "not a number type",
     note = "bound an integer or float field, or drop `min`/`max` and describe the limit in the doc comment"
 )]
 pub trait Bounded {
-    /// The value as a float, `None` for an absent `Option`.
-    fn as_f64(&self) -> Option<f64>;
-
-    /// The check of `#[param(min, max)]` that a bounded field's reader
-    /// runs; the generated code names it as `<Type as Bounded>::CHECK`,
-    /// so a field type that is not a number is one error there.
+    /// Named by the field table of a bounded field as
+    /// `<Type as Bounded>::NUMBER`, so a field type that is not a number
+    /// is one error, at the field's type, when the crate compiles.
     #[doc(hidden)]
-    const CHECK: super::reader::BoundsCheck<Self> = super::reader::check_bounds::<Self>;
+    const NUMBER: () = ();
 }
 
-impl<T: Bounded> Bounded for Option<T> {
-    fn as_f64(&self) -> Option<f64> {
-        self.as_ref().and_then(Bounded::as_f64)
-    }
-}
+impl<T: Bounded> Bounded for Option<T> {}

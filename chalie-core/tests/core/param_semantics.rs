@@ -8,7 +8,7 @@ use chalie_core::{
 };
 use serde_json::{Value, json};
 
-use super::abilities::{AudioParams, audio};
+use super::abilities::{AudioAction, AudioParams, audio};
 
 fn dispatcher() -> Dispatcher {
     let mut policy = Policy::new();
@@ -204,5 +204,49 @@ fn the_parser_checks_the_action_without_the_dispatcher() {
     assert_eq!(
         error.to_string(),
         "`action` must be one of `generate`, `transcribe`, not `remix`"
+    );
+}
+
+/// `AudioParams`' `bpm` and `action`, with the action declared last.
+#[derive(Params)]
+pub struct ActionLastParams {
+    /// Beats per minute of the composed clip.
+    #[param(min = 40, max = 220, actions = [generate])]
+    pub bpm: Option<u32>,
+    /// `generate` or `transcribe`.
+    pub action: AudioAction,
+}
+
+#[test]
+fn a_field_is_checked_against_an_action_declared_after_it() {
+    let parsed = ActionLastParams::from_arguments(&json!({ "bpm": 100, "action": "generate" }))
+        .expect("bpm belongs to generate");
+    assert_eq!(
+        (parsed.bpm, parsed.action),
+        (Some(100), AudioAction::Generate)
+    );
+
+    let error = ActionLastParams::from_arguments(&json!({ "bpm": 100, "action": "transcribe" }))
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "`bpm` is only for action `generate`, not `transcribe`"
+    );
+    // An action the field does not accept is its own one error, and the
+    // bpm is then read as if it belonged.
+    let error = ActionLastParams::from_arguments(&json!({ "bpm": 100, "action": "remix" }))
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "`action` must be one of `generate`, `transcribe`, not `remix`"
+    );
+    let error = ActionLastParams::from_arguments(&json!({ "bpm": 10, "action": "remix" }))
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "`bpm` must be between 40 and 220, not the number `10`\n`action` must be one of `generate`, `transcribe`, not `remix`"
     );
 }

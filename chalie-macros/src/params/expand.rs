@@ -1,6 +1,6 @@
 //! Code generation for validated Params structs and ParamEnum enums.
 
-use super::parse::{ACTION_FIELD, DefaultLit, Field, FieldDefault, ParamEnum, ParamsStruct};
+use super::parse::{DefaultLit, Field, FieldDefault, ParamEnum, ParamsStruct};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
@@ -14,12 +14,12 @@ fn option_tokens(value: Option<f64>) -> TokenStream {
 /// `Params` and `ParamType` for a struct: its fields described once as
 /// data (a `static` of `FieldSpec`s) that chalie-core's shared functions
 /// read to build the schema and to parse, so each struct adds little code
-/// of its own to compile.
+/// of its own to compile: its parse names the list of its field types and
+/// one generic reader, generic over those types alone, reads them.
 ///
-/// Each field's type is used only as `<Type as ParamType>` (its schema,
-/// reader and default rule, all associated constants), with the user's
-/// own tokens: a type without a schema is then one error at the field's
-/// type, not one per use, and no trait impl is added per field.
+/// Each field's type is used with the user's own tokens, through
+/// `<Type as ParamType>` in the table, so a type without a schema is an
+/// error at the field's type, and no trait impl is added per field.
 pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let krate = &params.krate;
     // Inside the generated block, `__chalie` names the crate's private
@@ -30,50 +30,42 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
     let (impl_generics, type_generics, where_clause) = params.generics.split_for_impl();
     let field_names: Vec<&String> = params.fields.iter().map(|field| &field.name).collect();
 
-    let mut default_checks = Vec::new();
+    let mut table_checks = Vec::new();
     let mut specs = Vec::new();
-    let mut reads = Vec::new();
     let mut field_actions = Vec::new();
-    let has_field_actions = params.fields.iter().any(|field| field.actions.is_some());
-    // The parse checks that a struct with per-action fields has this one.
-    let action_local = params
-        .fields
-        .iter()
-        .find(|field| field.name == ACTION_FIELD)
-        .map(|field| &field.ident);
-    for (position, field) in params.fields.iter().enumerate() {
+    for field in &params.fields {
         let name = &field.name;
         let ty = &field.ty;
-        let local = &field.ident;
         let description = &field.description;
         // `Self` in a field type means the struct.
         let ty = replace_self(quote!(#ty), ident);
-        // The type is reached only through `<Type as ParamType>` (and
-        // `<Type as Bounded>` for a bounded field): each use of a type
-        // without a schema is the same error at the same tokens, which the
-        // compiler reports once.
-        let ops = quote!(<#ty as #private::ParamType>::FIELD);
-        let check = if field.bound_span.is_some() {
-            quote!(__chalie::Some(<#ty as #private::Bounded>::CHECK))
-        } else {
-            quote!(__chalie::None)
-        };
+        // The type is reached through `<Type as ParamType>` once per field
+        // (and `<Type as Bounded>` for a bounded field), with the user's
+        // own tokens: a type without a schema is one error at the field's
+        // type.
+        let rule = quote!(<#ty as #private::ParamType>::DEFAULT_RULE);
         let default = match &field.default {
             Some(default) => {
-                let rule = quote!(<#ty as #private::ParamType>::DEFAULT_RULE);
-                default_checks.push(default_check(default, field, &rule, &private));
+                table_checks.push(default_check(default, field, &rule, &private));
                 let literal = default_literal(&default.literal, &private);
                 quote!(__chalie::Some(#literal))
             }
             None => quote!(__chalie::None),
         };
-        let min = option_tokens(field.min);
-        let max = option_tokens(field.max);
-        let clamp = field.clamp.is_some();
-        if let Some(span) = field.clamp {
-            let rule = quote!(<#ty as #private::ParamType>::DEFAULT_RULE);
-            default_checks.push(clamp_check(field, span, &rule, &private));
+        if field.bound_span.is_some() {
+            table_checks.push(quote!(let () = <#ty as #private::Bounded>::NUMBER;));
         }
+        if let Some(span) = field.clamp {
+            table_checks.push(clamp_check(field, span, &rule, &private));
+        }
+        let bounds = if field.min.is_none() && field.max.is_none() && field.clamp.is_none() {
+            quote!(#private::Bounds::NONE)
+        } else {
+            let min = option_tokens(field.min);
+            let max = option_tokens(field.max);
+            let clamp = field.clamp.is_some();
+            quote!(#private::Bounds { min: #min, max: #max, clamp: #clamp })
+        };
         let actions: Vec<&String> = field
             .actions
             .iter()
@@ -86,45 +78,40 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             #private::FieldSpec {
                 name: #name,
                 description: #description,
-                kind: #ops.kind,
+                kind: <#ty as #private::ParamType>::FIELD.kind,
                 default: #default,
-                bounds: #private::Bounds { min: #min, max: #max, clamp: #clamp },
+                bounds: #bounds,
                 actions: &[#(#actions),*],
             }
         });
-        let position = proc_macro2::Literal::usize_unsuffixed(position);
-        let read = quote! {
-            (#ops.read)(&mut reader, &__CHALIE_FIELDS[#position], #check)
-        };
-        // A field sent with another action is reported, not read; unless
-        // the action itself failed to parse, which is reported instead.
-        let read = match action_local {
-            Some(action) if !actions.is_empty() => quote! {
-                let #local = if #action.is_none() || reader.belongs(#name, &[#(#actions),*]) {
-                    #read
-                } else {
-                    __chalie::None
-                };
-            },
-            _ => quote!(let #local = #read;),
-        };
-        // The action is read first: the other fields' checks need it.
-        if field.name == ACTION_FIELD && has_field_actions {
-            reads.insert(0, read);
-        } else {
-            reads.push(read);
-        }
     }
     // Left to the trait's empty default when no field has actions: one
     // constant fewer to check per struct.
     let field_actions = (!field_actions.is_empty()).then(|| {
         quote!(const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[#(#field_actions),*];)
     });
-    let locals: Vec<&syn::Ident> = params.fields.iter().map(|field| &field.ident).collect();
     let count = specs.len();
+    // The fields as the list `(A, (B, ()))` of their types' `FIELD` that
+    // one generic reader in chalie-core reads, and the same nesting of the
+    // fields' names as the pattern that takes the values out. Each type is
+    // named as in the table, so a type without a schema is the same error
+    // in both, reported once.
+    let (list, list_pattern) =
+        params
+            .fields
+            .iter()
+            .rev()
+            .fold((quote!(()), quote!(())), |(list, pattern), field| {
+                let ty = &field.ty;
+                let ty = replace_self(quote!(#ty), ident);
+                let local = &field.ident;
+                (
+                    quote!((<#ty as #private::ParamType>::FIELD, #list)),
+                    quote!((#local, #pattern)),
+                )
+            });
+    let locals = params.fields.iter().map(|field| &field.ident);
 
-    // `match` rather than `?`: each `?` would be two more generic
-    // functions to compile for every struct.
     quote! {
         const _: () = {
             use #krate::__private as __chalie;
@@ -133,7 +120,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             // failing one is an error at its own tokens, and no constant is
             // added per check.
             static __CHALIE_FIELDS: [#private::FieldSpec; #count] = {
-                #(#default_checks)*
+                #(#table_checks)*
                 [#(#specs),*]
             };
 
@@ -156,15 +143,12 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
                     <Self as #private::Params>::schema().clone()
                 }
 
+                // `match` rather than `?` or a closure: less for the
+                // compiler to check per struct.
                 fn parse(value: &#private::Value, path: &str) -> __chalie::Result<Self, #private::ParamErrors> {
-                    let mut reader = match #private::ObjectReader::new(value, path, <Self as #private::Params>::FIELDS) {
-                        __chalie::Ok(reader) => reader,
-                        __chalie::Err(errors) => return __chalie::Err(errors),
-                    };
-                    #(#reads)*
-                    match (#(#locals,)*) {
-                        (#(__chalie::Some(#locals),)*) if reader.is_clean() => __chalie::Ok(Self { #(#locals),* }),
-                        _ => __chalie::Err(reader.into_errors()),
+                    match #private::parse_object(value, path, &__CHALIE_FIELDS, &#list) {
+                        __chalie::Ok(#list_pattern) => __chalie::Ok(Self { #(#locals),* }),
+                        __chalie::Err(errors) => __chalie::Err(errors),
                     }
                 }
             }

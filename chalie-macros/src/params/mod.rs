@@ -43,7 +43,7 @@ pub(crate) fn expand_enum(input: syn::DeriveInput) -> TokenStream {
 mod tests {
     /// Each field's type is named in the struct's field table, a static
     /// outside its impls where `Self` means nothing: it is spelled as the
-    /// struct instead.
+    /// struct instead, there and in the list of field types parsed.
     #[test]
     fn self_in_a_field_type_means_the_struct() {
         let input: syn::DeriveInput = syn::parse_quote! {
@@ -57,14 +57,19 @@ mod tests {
             output.contains("kind : < Vec < Tree > as __chalie :: ParamType > :: FIELD . kind"),
             "{output}"
         );
+        assert!(
+            output.contains("& (< Vec < Tree > as __chalie :: ParamType > :: FIELD , ())"),
+            "{output}"
+        );
         assert!(!output.contains("Vec < Self >"), "{output}");
     }
 
-    /// A field for some actions is checked against the action, so the
-    /// action is read first wherever it is declared, and the field is
-    /// read only when it belongs.
+    /// A field for some actions carries them in its table entry, where the
+    /// shared reader checks them against the action (wherever the action
+    /// is declared: see chalie-core's `param_semantics` tests), and the
+    /// struct lists them for `#[ability]`'s compile-time check.
     #[test]
-    fn the_action_is_read_before_the_fields_that_need_it() {
+    fn a_field_for_some_actions_carries_them() {
         let input: syn::DeriveInput = syn::parse_quote! {
             struct AudioParams {
                 /// Beats per minute.
@@ -76,15 +81,16 @@ mod tests {
         };
         let output = super::expand_struct(input).to_string();
         assert!(!output.contains("compile_error"), "{output}");
-        let action = output
-            .find("let action = (< String as")
-            .expect("action read");
-        let bpm = output.find(
-            "let bpm = if action . is_none () || reader . belongs (\"bpm\" , & [\"generate\"])",
+        assert!(
+            output.contains("name : \"bpm\" , description : \"Beats per minute.\" , kind : < Option < u32 > as __chalie :: ParamType > :: FIELD . kind , default : __chalie :: None , bounds : __chalie :: Bounds { min : __chalie :: Some (40f64) , max : __chalie :: Some (220f64) , clamp : true } , actions : & [\"generate\"]"),
+            "{output}"
         );
-        assert!(bpm.is_some_and(|bpm| action < bpm), "{output}");
         assert!(
             output.contains("FIELD_ACTIONS : & 'static [(& 'static str , & 'static [& 'static str])] = & [(\"bpm\" , & [\"generate\"])]"),
+            "{output}"
+        );
+        assert!(
+            output.contains("& (< Option < u32 > as __chalie :: ParamType > :: FIELD , (< String as __chalie :: ParamType > :: FIELD , ()))"),
             "{output}"
         );
     }

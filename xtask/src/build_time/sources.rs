@@ -294,9 +294,9 @@ fn call_{index}(arguments: &Value) -> Result<BoxFuture<'static, String>, ParamEr
         Ok(reader) => reader,
         Err(errors) => return Err(errors),
     }};
-    let city = reader.field::<String>("city", None, NO, None);
-    let days = reader.field::<u8>("days", Some(Value::from(1)), DAYS, None);
-    let hourly = reader.field::<Option<bool>>("hourly", None, NO, None);
+    let city = reader.field::<String>("city", None, NO);
+    let days = reader.field::<u8>("days", Some(Value::from(1)), DAYS);
+    let hourly = reader.field::<Option<bool>>("hourly", None, NO);
     match (city, days, hourly) {{
         (Some(city), Some(days), Some(hourly)) if reader.is_clean() => {{
             Ok(Box::pin(tool_{index}(Params{index} {{ city, days, hourly }})))
