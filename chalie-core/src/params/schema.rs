@@ -60,18 +60,42 @@ pub fn params_schema(fields: &'static [FieldSpec]) -> &'static Value {
         return schema;
     }
     // Built with no lock held: a field's schema may be another struct's,
-    // asked for from here.
+    // asked for from here. A struct that contains itself (`Vec<Self>`)
+    // would ask for its own schema without end: inside itself it is an
+    // open object, so its schema is finite (its arguments are still
+    // parsed and checked in full, at any depth the JSON has).
+    if BUILDING.with_borrow(|building| building.contains(&key)) {
+        return recursive_schema();
+    }
+    BUILDING.with_borrow_mut(|building| building.push(key));
     let mut schema = ObjectSchema::new();
     for field in fields {
         schema.field(field);
     }
     let schema = schema.finish();
+    BUILDING.with_borrow_mut(|building| building.retain(|other| *other != key));
     let mut schemas = schemas.write().unwrap_or_else(PoisonError::into_inner);
     // Kept for the program's life, once per struct, as a static would be;
     // a schema another thread built meanwhile is kept instead of this one.
     schemas
         .entry(key)
         .or_insert_with(|| Box::leak(Box::new(schema)))
+}
+
+thread_local! {
+    /// The tables whose schemas this thread is building, outermost first.
+    static BUILDING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The schema of a struct inside itself.
+fn recursive_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        json!({
+            "type": "object",
+            "description": "An object of the same shape as the one it is in."
+        })
+    })
 }
 
 /// Accumulates properties into an object schema with

@@ -224,3 +224,33 @@ fn valid_arguments_validate_against_the_schema() {
     assert!(!validator.is_valid(&bad));
     assert!(TripParams::from_arguments(&bad).is_err());
 }
+
+/// A tree of named nodes: a struct that contains itself.
+#[derive(Params)]
+struct TreeParams {
+    /// The node's name.
+    name: String,
+    /// The node's children.
+    children: Vec<TreeParams>,
+}
+
+#[test]
+fn a_struct_that_contains_itself_has_a_finite_schema_and_parses_at_depth() {
+    let schema = <TreeParams as Params>::schema();
+    assert_eq!(
+        schema["properties"]["children"]["items"],
+        json!({ "type": "object", "description": "An object of the same shape as the one it is in." })
+    );
+    let tree = TreeParams::from_arguments(&json!({
+        "name": "root",
+        "children": [{ "name": "leaf", "children": [{ "name": "deeper", "children": [] }] }]
+    }))
+    .expect("a finite tree parses");
+    assert_eq!(tree.children[0].children[0].name, "deeper");
+    // Checked in full at every depth.
+    let error =
+        TreeParams::from_arguments(&json!({ "name": "root", "children": [{ "children": [] }] }))
+            .err()
+            .unwrap();
+    assert!(error.to_string().contains("children[0].name"), "{error}");
+}
