@@ -260,7 +260,7 @@ pub async fn tool_{index}(params: Params{index}) -> String {{
 /// static.
 fn floor(count: usize) -> String {
     let mut source = format!(
-        "{HEADER}use chalie_core::__private::{{AbilitySpec, AbilitySpecParts, BoxFuture, Bounds, DefaultLiteral, Effect, FieldKind, FieldSpec, Location, ObjectReader, ParamErrors, Value}};\nuse chalie_core::params::ParamType;\n\n/// One tool: its descriptors and its call.\npub struct Entry {{\n    pub spec: &'static AbilitySpec,\n    pub fields: &'static [FieldSpec],\n    pub call: fn(&Value) -> Result<BoxFuture<'static, String>, ParamErrors>,\n}}\n\nconst NO: Bounds = Bounds {{ min: None, max: None, clamp: false }};\nconst DAYS: Bounds = Bounds {{ min: Some(1.0), max: Some(7.0), clamp: false }};\n"
+        "{HEADER}use chalie_core::__private::{{AbilitySpec, AbilitySpecParts, BoxFuture, Bounds, DefaultLiteral, Effect, FieldSpec, Location, ObjectReader, ParamErrors, Value}};\nuse chalie_core::params::ParamType;\n\n/// One tool: its descriptors and its call.\npub struct Entry {{\n    pub spec: &'static AbilitySpec,\n    pub fields: &'static [FieldSpec],\n    pub call: fn(&Value) -> Result<BoxFuture<'static, String>, ParamErrors>,\n}}\n\nconst NO: Bounds = Bounds {{ min: None, max: None, clamp: false }};\nconst DAYS: Bounds = Bounds {{ min: Some(1.0), max: Some(7.0), clamp: false }};\n"
     );
     for index in 0..count {
         let summary = summary(index);
@@ -270,9 +270,9 @@ fn floor(count: usize) -> String {
             source,
             r#"
 static FIELDS_{index}: [FieldSpec; 3] = [
-    FieldSpec {{ name: "city", description: "{CITY}", kind: FieldKind {{ schema: <String as ParamType>::schema, optional: false }}, default: None, bounds: NO, actions: &[] }},
-    FieldSpec {{ name: "days", description: "{DAYS}", kind: FieldKind {{ schema: <u8 as ParamType>::schema, optional: false }}, default: Some(DefaultLiteral::Int(1)), bounds: DAYS, actions: &[] }},
-    FieldSpec {{ name: "hourly", description: "{HOURLY}", kind: FieldKind {{ schema: <Option<bool> as ParamType>::schema, optional: true }}, default: None, bounds: NO, actions: &[] }},
+    FieldSpec {{ name: "city", description: "{CITY}", kind: <String as ParamType>::FIELD.kind, default: None, bounds: NO, actions: &[] }},
+    FieldSpec {{ name: "days", description: "{DAYS}", kind: <u8 as ParamType>::FIELD.kind, default: Some(DefaultLiteral::Int(1)), bounds: DAYS, actions: &[] }},
+    FieldSpec {{ name: "hourly", description: "{HOURLY}", kind: <Option<bool> as ParamType>::FIELD.kind, default: None, bounds: NO, actions: &[] }},
 ];
 
 static SPEC_{index}: AbilitySpec = AbilitySpec::__new(AbilitySpecParts {{
