@@ -272,7 +272,8 @@ pub struct ActionTrail {
 }
 
 /// Inline room for the first entries: a turn's first call then records
-/// without a heap allocation of its own.
+/// without a heap allocation of its own. Entries are never removed: a
+/// dispatched call finds its own by position.
 type TrailEntries = smallvec::SmallVec<[TrailEntry; 2]>;
 
 impl ActionTrail {
@@ -282,12 +283,19 @@ impl ActionTrail {
 
     /// Appends a record.
     pub fn record(&self, record: ActionRecord) {
-        self.record_entry(record.into());
+        let _ = self.record_entry(record.into());
     }
 
-    /// Appends an entry without copying its names.
-    pub(crate) fn record_entry(&self, entry: TrailEntry) {
-        self.entries().push(entry);
+    /// Appends an entry without copying its names; returns its position.
+    pub(crate) fn record_entry(&self, entry: TrailEntry) -> usize {
+        let mut entries = self.entries();
+        entries.push(entry);
+        entries.len() - 1
+    }
+
+    /// The record at `position` (see [`record_entry`](Self::record_entry)).
+    pub(crate) fn record_at(&self, position: usize) -> Option<ActionRecord> {
+        self.entries().get(position).map(TrailEntry::to_record)
     }
 
     /// Runs `change` on the latest entry of `call_id`; `false` when there is none.

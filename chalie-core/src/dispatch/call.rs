@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::turn::TrailEntry;
+use crate::turn::{ActionTrail, GateDecision, Name, TrailEntry};
 use crate::{ToolResult, turn::ActionRecord};
 
 /// One tool call as a model (or the framework) made it.
@@ -50,13 +50,27 @@ pub struct Dispatched {
     pub envelope: String,
     /// The result the envelope was rendered from, e.g. for its media.
     pub result: ToolResult,
-    /// The trail's entry, names shared with the call: the record's strings
-    /// are only copied out when [`record`](Self::record) is asked for.
-    /// Boxed: the result moves through every layer of the call, and a
-    /// short-lived box is cheaper than moving the entry's bytes each time.
-    pub(crate) entry: Box<TrailEntry>,
+    /// The call's id, shared with its trail entry.
+    pub(crate) call_id: Name,
+    /// Where the call's record is: the record's strings are only copied
+    /// out when [`record`](Self::record) is asked for.
+    pub(crate) entry: Recorded,
+    /// What the gate decided, for [`is_planned`](Self::is_planned).
+    pub(crate) decision: GateDecision,
     /// Why the dispatcher refused to run it, when it did.
     pub(crate) refusal: Option<Refusal>,
+}
+
+/// Where a [`Dispatched`] finds its trail entry.
+#[derive(Debug, Clone)]
+pub(crate) enum Recorded {
+    /// At this position of the turn's trail, which only ever grows. A
+    /// handle rather than a copy: a copy of the entry would cost every
+    /// call an allocation, a clone and a free.
+    OnTrail(ActionTrail, usize),
+    /// A copy: a background call's receipt, whose entry on the trail the
+    /// final result replaces, and that final result itself.
+    Copied(Box<TrailEntry>),
 }
 
 /// Why the dispatcher did not run a call: a typed reason for the host, beside
@@ -94,12 +108,41 @@ pub enum Refusal {
 impl Dispatched {
     /// The call's id.
     pub fn call_id(&self) -> &str {
-        &self.entry.call_id
+        &self.call_id
     }
 
     /// What was recorded on the turn's action trail for this call.
     pub fn record(&self) -> ActionRecord {
-        self.entry.to_record()
+        match &self.entry {
+            // A trail only grows, so the position is always there; were
+            // that ever broken, the call still reads as what it was.
+            Recorded::OnTrail(trail, position) => trail
+                .record_at(*position)
+                .unwrap_or_else(|| self.unrecorded()),
+            Recorded::Copied(entry) => entry.to_record(),
+        }
+    }
+
+    /// The record as far as the result knows it, without its trail entry.
+    fn unrecorded(&self) -> ActionRecord {
+        ActionRecord {
+            call_id: self.call_id.to_string(),
+            tool: String::new(),
+            action: None,
+            permission: String::new(),
+            decision: self.decision,
+            status: match self.result.is_success() {
+                true => crate::turn::CallStatus::Success,
+                false => crate::turn::CallStatus::Error,
+            },
+            error_code: self
+                .result
+                .as_error()
+                .map(|error| error.code().as_str().to_owned()),
+            duration: std::time::Duration::ZERO,
+            background: false,
+            reused: false,
+        }
     }
 
     /// Why the dispatcher refused to run the call, if it did.
@@ -110,7 +153,7 @@ impl Dispatched {
     /// Whether the call was added to the session's plan instead of running
     /// (`plan_collect`); the result tells the model which step it became.
     pub fn is_planned(&self) -> bool {
-        self.entry.decision == crate::turn::GateDecision::Planned
+        self.decision == GateDecision::Planned
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::call::{Dispatched, Refusal, ToolCall};
+use super::call::{Dispatched, Recorded, Refusal, ToolCall};
 use super::execute::Prepared;
 use super::gate::Gate;
 use super::limits::Admission;
@@ -75,16 +75,17 @@ impl CallState<'_> {
 
     /// Renders the envelope and builds the trail's entry, which shares the
     /// call's names rather than copying them, and hands the entry to
-    /// `record`; the dispatched call carries a boxed clone of it (reference
-    /// counts, not strings). Recording here, rather than returning both,
-    /// spares every call a move of the pair. The entry is not shared
-    /// through an `Arc`: a trail keeps its entries, and that allocation,
-    /// never freed during the turn, costs more than the clone it saves.
+    /// `record`, which says where the dispatched call finds it (on the
+    /// trail, by position, for a call that ended). Recording here, rather
+    /// than returning both, spares every call a move of the pair. The
+    /// entry is not shared through an `Arc`: a trail keeps its entries,
+    /// and that allocation, never freed during the turn, costs more than
+    /// the position does.
     fn conclude(
         self,
         result: ToolResult,
         status: Option<CallStatus>,
-        record: impl FnOnce(TrailEntry),
+        record: impl FnOnce(TrailEntry) -> Recorded,
     ) -> Dispatched {
         let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
         let status = status.unwrap_or(if result.is_success() {
@@ -95,7 +96,7 @@ impl CallState<'_> {
         let error_code = result.as_error().map(|error| error.code().to_shared());
         let derived_permission = self.derived.is_some().then(|| self.permission());
         let entry = TrailEntry {
-            call_id: self.call_id,
+            call_id: self.call_id.clone(),
             tool: match self.registered {
                 Some(name) => Name::Static(name),
                 None => Name::Shared(Arc::from(&*self.tool)),
@@ -111,14 +112,14 @@ impl CallState<'_> {
             background: self.background,
             reused: self.reused,
         };
-        let dispatched = Dispatched {
+        Dispatched {
             envelope,
             result,
-            entry: Box::new(entry.clone()),
+            decision: entry.decision,
+            entry: record(entry),
+            call_id: self.call_id,
             refusal: self.refusal,
-        };
-        record(entry);
-        dispatched
+        }
     }
 
     /// The same state, owning its tool name, for a task that outlives the
@@ -147,7 +148,10 @@ impl CallState<'_> {
 
     /// Concludes the call and records it on the turn's trail.
     fn finish(self, turn: &Turn, result: ToolResult) -> Dispatched {
-        self.conclude(result, None, |entry| turn.trail().record_entry(entry))
+        self.conclude(result, None, |entry| {
+            let trail = turn.trail();
+            Recorded::OnTrail(trail.clone(), trail.record_entry(entry))
+        })
     }
 }
 
@@ -414,7 +418,9 @@ impl Dispatcher {
         let dispatched = state
             .clone()
             .conclude(receipt, Some(CallStatus::Pending), |entry| {
-                turn.trail().record_entry(entry)
+                let receipt = Box::new(entry.clone());
+                turn.trail().record_entry(entry);
+                Recorded::Copied(receipt)
             });
         let session = self.session(turn.session_id());
         let completion = session.background.start(&state.call_id);
@@ -429,7 +435,9 @@ impl Dispatcher {
             }
             let call_id = state.call_id.clone();
             let done = state.conclude(result, None, |entry| {
+                let done = Box::new(entry.clone());
                 task_turn.trail().replace_entry(&call_id, entry);
+                Recorded::Copied(done)
             });
             completion.complete(done);
         });

@@ -2,7 +2,7 @@
 //! call never runs, and model-supplied permission fields change nothing.
 
 use chalie_core::{
-    Channel, Dispatcher, ToolCall, dispatch::Approval, dispatch::Policy, dispatch::RateLimit,
+    Channel, Dispatcher, ToolCall, Turn, dispatch::Approval, dispatch::Policy, dispatch::RateLimit,
     dispatch::Setting, result::Retry, turn::CallStatus, turn::GateDecision,
 };
 use serde_json::json;
@@ -232,4 +232,32 @@ async fn a_call_dropped_unpolled_leaves_no_trace() {
     assert_eq!(done.record().status, CallStatus::Success);
     assert_eq!(runs("order-unpolled"), ["tally_now"]);
     assert_eq!(turn.trail().len(), 1);
+}
+
+/// A dispatched call's record is its own entry on the trail, even when
+/// the trail is shared with another turn and other calls land after it.
+#[tokio::test]
+async fn each_result_reads_its_own_entry_on_a_shared_trail() {
+    let dispatcher = builder().build();
+    let first = turn(Channel::Chat, "order-shared-trail");
+    let second = Turn::builder(Channel::Chat)
+        .session_id("order-shared-trail")
+        .trail(first.trail().clone())
+        .build();
+    let ran = call(&dispatcher, &first, "tally_now", json!({})).await;
+    let unknown = call(&dispatcher, &second, "no_such_tool", json!({})).await;
+    let failed = call(&dispatcher, &first, "boom", json!({})).await;
+    let trail = second.trail().snapshot();
+    assert_eq!(trail.len(), 3);
+    for (done, recorded) in [&ran, &unknown, &failed].into_iter().zip(&trail) {
+        assert_eq!(&done.record(), recorded);
+        assert_eq!(done.call_id(), recorded.call_id);
+    }
+    assert_eq!(ran.record().status, CallStatus::Success);
+    assert_eq!(unknown.record().decision, GateDecision::NotReached);
+    assert_eq!(failed.record().tool, "boom");
+    assert_eq!(
+        failed.record().error_code.as_deref(),
+        Some("ability-panicked")
+    );
 }
