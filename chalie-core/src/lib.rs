@@ -181,7 +181,7 @@ pub mod __private {
 
     pub use crate::ability::{
         AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MACRO_ONLY,
-        MacroOnly, derive_permission, fallback_result, pin_future,
+        MacroOnly, TurnBinding, derive_permission, fallback_result, pin_future,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::params::{

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::ability::{Ability, AbilitySpec, BoxFuture};
+use crate::ability::{Ability, AbilitySpec, BoxFuture, TurnBinding};
 use crate::params::{ParamErrors, ParamType, Params};
 use crate::{Channel, ToolResult, Turn};
 
@@ -19,7 +19,7 @@ pub static ABILITIES: [AbilityEntry];
 pub struct AbilityEntry {
     spec: &'static AbilitySpec,
     parameters: fn() -> &'static Value,
-    prepare: fn(&Value, Turn) -> Result<PreparedCall, ParamErrors>,
+    prepare: fn(&Value, TurnBinding<'_>) -> Result<PreparedCall, ParamErrors>,
 }
 
 impl std::fmt::Debug for AbilityEntry {
@@ -57,7 +57,10 @@ impl std::fmt::Debug for PreparedCall {
 // `map`: each of those would be one more generic function to compile for
 // every ability of a crate.
 #[allow(clippy::question_mark)] // `?` would be two more generic functions per ability
-fn prepare<A: Ability>(arguments: &Value, turn: Turn) -> Result<PreparedCall, ParamErrors> {
+fn prepare<A: Ability>(
+    arguments: &Value,
+    turn: TurnBinding<'_>,
+) -> Result<PreparedCall, ParamErrors> {
     let params = match <A::Params as ParamType>::parse(arguments, "") {
         Ok(params) => params,
         Err(errors) => return Err(errors),
@@ -103,12 +106,12 @@ impl AbilityEntry {
     }
 
     /// Parses the model's arguments (framework fields already removed) into
-    /// a call ready to run with `turn` (bound to the call), or every
-    /// problem with them.
+    /// a call ready to run with the turn `turn` binds to the call (built
+    /// only for an ability that takes it), or every problem with them.
     pub(crate) fn prepare(
         &self,
         arguments: &Value,
-        turn: Turn,
+        turn: TurnBinding<'_>,
     ) -> Result<PreparedCall, ParamErrors> {
         (self.prepare)(arguments, turn)
     }
@@ -122,7 +125,8 @@ impl AbilityEntry {
         // function is compiled per ability: the prepared future is dropped
         // unpolled, so the body never runs (an `#[ability(permission)]`
         // function, which reads the parsed parameters, does).
-        match self.prepare(arguments, Turn::builder(Channel::Chat).build()) {
+        let turn = || Turn::builder(Channel::Chat).build();
+        match self.prepare(arguments, TurnBinding::new(&turn)) {
             Ok(_) => Ok(()),
             Err(errors) => Err(errors),
         }

@@ -14,6 +14,7 @@ use super::reuse::reuse_key;
 use super::session::{Session, lock};
 use super::validate::{check_action, strip_framework_fields};
 use super::{Dispatcher, errors};
+use crate::ability::TurnBinding;
 use crate::turn::{Name, NumberedId, TrailEntry};
 use serde_json::Value;
 
@@ -251,10 +252,11 @@ impl Dispatcher {
                     Ok(None) => {}
                     Err(result) => return state.refuse(turn, Refusal::InvalidArguments, *result),
                 }
-                // Bound now: the ability's future is built with its turn
-                // when the arguments parse, and polled only after the gate.
-                let call_turn = state.bind(turn).with_host_extensions(&self.extensions);
-                let prepared = || entry.prepare(&arguments, call_turn);
+                // Bound now, if the ability takes the turn: its future is
+                // built when the arguments parse, and polled only after the
+                // gate.
+                let call_turn = || state.bind(turn).with_host_extensions(&self.extensions);
+                let prepared = || entry.prepare(&arguments, TurnBinding::new(&call_turn));
                 match errors::unless_panicked(&state.tool, prepared) {
                     Ok(Ok(mut call)) => {
                         if let Some(derived) = call.permission.take() {

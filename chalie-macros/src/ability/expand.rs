@@ -32,6 +32,16 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
         .params_type()
         .is_none()
         .then(|| quote!(let _ = params;));
+    // The turn is bound to the call only for a function that takes it.
+    let takes_turn = ability
+        .signature
+        .inputs
+        .iter()
+        .any(|input| matches!(input, Input::Turn));
+    let bind_turn = match takes_turn {
+        true => quote!(let turn = turn.bind();),
+        false => quote!(let _ = turn;),
+    };
     let call = if ability.signature.is_async {
         quote!(#fn_ident(#(#call_args),*).await)
     } else {
@@ -42,16 +52,18 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
     // and wrapping it in an `async move` block would be one more future
     // type to compile per ability. A sync function, or one that borrows
     // the turn, is wrapped so it runs only when polled and owns the turn.
+    // A function that does not take the turn never has it bound.
     let only_params = matches!(ability.signature.inputs.as_slice(), [Input::Params(_)]);
     // Boxed as a `dyn Future` and pinned by chalie-core's one function,
     // so `Box::pin` is not compiled once per future type.
     let body = if ability.signature.is_async && only_params {
         quote! {
-            let _ = turn;
+            #bind_turn
             #private::pin_future(::std::boxed::Box::new(#fn_ident(params)))
         }
     } else {
         quote! {
+            #bind_turn
             #private::pin_future(::std::boxed::Box::new(async move {
                 #ignore_params
                 #call
@@ -126,7 +138,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
 
                 #permission
 
-                fn call(params: Self::Params, turn: #private::Turn) -> #private::BoxFuture<'static, #private::ToolResult> {
+                fn call(params: Self::Params, turn: #private::TurnBinding<'_>) -> #private::BoxFuture<'static, #private::ToolResult> {
                     #body
                 }
 
@@ -233,7 +245,7 @@ pub(crate) fn fallback(
                 #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!()),
             );
 
-            fn call(_: Self::Params, _: #krate::Turn) -> #private::BoxFuture<'static, #krate::ToolResult> {
+            fn call(_: Self::Params, _: #private::TurnBinding<'_>) -> #private::BoxFuture<'static, #krate::ToolResult> {
                 ::std::boxed::Box::pin(async { #private::fallback_result() })
             }
 
