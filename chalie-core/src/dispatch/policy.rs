@@ -46,6 +46,17 @@ impl Setting {
         }
     }
 
+    /// The setting `setting as u8` was, for a setting kept in an atomic
+    /// byte; any other byte reads as the strictest, `deny`.
+    pub(crate) const fn from_u8(setting: u8) -> Setting {
+        match setting {
+            s if s == Setting::Allow as u8 => Setting::Allow,
+            s if s == Setting::Ask as u8 => Setting::Ask,
+            s if s == Setting::Internal as u8 => Setting::Internal,
+            _ => Setting::Deny,
+        }
+    }
+
     /// What the setting means on `channel`: `ask` becomes `deny` where
     /// there is nobody to ask.
     pub const fn on(self, channel: Channel) -> Setting {

@@ -1,21 +1,31 @@
 //! The live policy: read lock-free on every call, changed at run time.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 
-use super::policy::{Policy, PolicyError, PolicyIndex, Setting};
+use super::policy::{Policy, PolicyError, PolicyIndex, Setting, channel_index};
 use crate::{Channel, Registry};
 
 /// The dispatcher's current policy. Reads are a lock-free pointer load
 /// (`arc-swap`); a change copies the policy and swaps it in, so calls in
-/// flight keep the policy they started with.
+/// flight keep the policy they started with. The setting of each
+/// registered ability as a whole (no action) is also kept in one atomic
+/// byte per channel, the read of most calls: one load, where the pointer
+/// load costs a call several times that.
 #[derive(Debug)]
 pub struct PolicyStore {
     current: ArcSwap<Indexed>,
     /// The registry's names by position, to index every policy stored.
     tools: Vec<&'static str>,
+    /// By registry position and channel: [`Setting::on`] the channel of
+    /// the tool's own setting in `current`, rewritten after each change.
+    whole_tool: Box<[[AtomicU8; 3]]>,
+    /// Held by a change from its swap until `whole_tool` matches it, so
+    /// the bytes always end as the last policy swapped in.
+    changing: Mutex<()>,
 }
 
 /// A policy and its rules by registry position, swapped in together.
@@ -28,10 +38,35 @@ struct Indexed {
 impl PolicyStore {
     pub(crate) fn new(policy: Policy, registry: &Registry) -> Self {
         let tools: Vec<&'static str> = registry.iter().map(|entry| entry.name()).collect();
-        Self {
+        let store = Self {
             current: ArcSwap::from_pointee(Indexed::new(Arc::new(policy), &tools)),
+            whole_tool: tools.iter().map(|_| Default::default()).collect(),
             tools,
+            changing: Mutex::new(()),
+        };
+        store.rewrite_whole_tool();
+        store
+    }
+
+    /// Rewrites `whole_tool` from the current policy.
+    fn rewrite_whole_tool(&self) {
+        let current = self.current.load();
+        for (position, channels) in self.whole_tool.iter().enumerate() {
+            for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
+                let setting = current.index.lookup(channel, position, None);
+                channels[channel_index(channel)].store(setting as u8, Ordering::Release);
+            }
         }
+    }
+
+    /// Swaps in what `next` makes of the current policy, one change at a
+    /// time.
+    fn swap(&self, next: impl FnOnce(&Policy) -> Policy) {
+        let _changing = self.changing.lock().unwrap_or_else(PoisonError::into_inner);
+        let policy = next(&self.current.load().policy);
+        self.current
+            .store(Arc::new(Indexed::new(Arc::new(policy), &self.tools)));
+        self.rewrite_whole_tool();
     }
 
     /// The policy now.
@@ -39,13 +74,12 @@ impl PolicyStore {
         Arc::clone(&self.current.load().policy)
     }
 
-    /// Swaps in `change` applied to a copy of the current policy, retried
-    /// if another change landed meanwhile.
-    fn change(&self, change: impl Fn(&mut Policy)) {
-        self.current.rcu(|current| {
-            let mut policy = Policy::clone(&current.policy);
+    /// Swaps in `change` applied to a copy of the current policy.
+    fn change(&self, change: impl FnOnce(&mut Policy)) {
+        self.swap(|current| {
+            let mut policy = current.clone();
             change(&mut policy);
-            Indexed::new(Arc::new(policy), &self.tools)
+            policy
         });
     }
 
@@ -57,7 +91,7 @@ impl PolicyStore {
         permission: &str,
         setting: Setting,
     ) -> Result<(), PolicyError> {
-        // Check the permission once, so the retried closure cannot fail.
+        // Check the permission first, so the change itself cannot fail.
         Policy::new().set(channel, permission, setting)?;
         self.change(|policy| {
             let _ = policy.set(channel, permission, setting);
@@ -91,6 +125,12 @@ impl PolicyStore {
         position: Option<usize>,
         action: Option<&str>,
     ) -> Setting {
+        if let (Some(position), None) = (position, action)
+            && let Some(channels) = self.whole_tool.get(position)
+        {
+            let setting = channels[channel_index(channel)].load(Ordering::Acquire);
+            return Setting::from_u8(setting);
+        }
         let current = self.current.load();
         match position {
             Some(position) => current.index.lookup(channel, position, action),
@@ -100,8 +140,7 @@ impl PolicyStore {
 
     /// Replaces the whole policy.
     pub fn replace(&self, policy: Policy) {
-        self.current
-            .store(Arc::new(Indexed::new(Arc::new(policy), &self.tools)));
+        self.swap(|_| policy);
     }
 
     /// Replaces the policy with the one in the file at `path`.

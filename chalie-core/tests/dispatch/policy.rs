@@ -199,3 +199,42 @@ async fn a_policy_changed_at_run_time_governs_the_next_call() {
         None
     );
 }
+
+/// Changes made at once from many threads leave the gate reading exactly
+/// the policy they leave behind.
+#[tokio::test]
+async fn concurrent_changes_leave_the_gate_reading_the_last_policy() {
+    use chalie_core::dispatch::Refusal;
+
+    let dispatcher = builder().build();
+    std::thread::scope(|scope| {
+        for (round, tool) in ["lookup", "tally_now", "lookup", "tally_now"]
+            .into_iter()
+            .enumerate()
+        {
+            let store = dispatcher.policy();
+            scope.spawn(move || {
+                for step in 0..200 {
+                    let setting = match (round + step) % 2 {
+                        0 => Setting::Allow,
+                        _ => Setting::Deny,
+                    };
+                    store.set(Channel::External, tool, setting).unwrap();
+                }
+            });
+        }
+    });
+    let turn = crate::turn(Channel::External, "concurrent-policy");
+    let policy = dispatcher.policy().snapshot();
+    for (tool, arguments) in [
+        ("lookup", serde_json::json!({ "query": "rust" })),
+        ("tally_now", serde_json::json!({})),
+    ] {
+        let expected = match policy.lookup(Channel::External, tool, None) {
+            Setting::Allow => None,
+            _ => Some(Refusal::Denied),
+        };
+        let done = crate::call(&dispatcher, &turn, tool, arguments).await;
+        assert_eq!(done.refusal(), expected, "{tool}: {}", done.envelope);
+    }
+}
