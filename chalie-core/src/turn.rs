@@ -233,9 +233,30 @@ pub(crate) struct TrailEntry {
     /// The result's code, borrowed when it is a literal (as the
     /// dispatcher's own are) rather than copied on every error.
     pub(crate) error_code: Option<Cow<'static, str>>,
-    pub(crate) duration: Duration,
+    pub(crate) duration: Timing,
     pub(crate) background: bool,
     pub(crate) reused: bool,
+}
+
+/// How long a call took: measured by the dispatcher as the two clock
+/// readings, subtracted only when the record is read, or as given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Timing {
+    Measured {
+        started: std::time::Instant,
+        ended: std::time::Instant,
+    },
+    Given(Duration),
+}
+
+impl Timing {
+    /// The call's duration.
+    pub(crate) fn duration(self) -> Duration {
+        match self {
+            Timing::Measured { started, ended } => ended.saturating_duration_since(started),
+            Timing::Given(duration) => duration,
+        }
+    }
 }
 
 impl TrailEntry {
@@ -253,7 +274,7 @@ impl TrailEntry {
             decision: self.decision,
             status: self.status,
             error_code: self.error_code.as_deref().map(str::to_owned),
-            duration: self.duration,
+            duration: self.duration.duration(),
             background: self.background,
             reused: self.reused,
         }
@@ -270,7 +291,7 @@ impl From<ActionRecord> for TrailEntry {
             decision: record.decision,
             status: record.status,
             error_code: record.error_code.map(Cow::Owned),
-            duration: record.duration,
+            duration: Timing::Given(record.duration),
             background: record.background,
             reused: record.reused,
         }

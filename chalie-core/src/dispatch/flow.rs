@@ -15,7 +15,7 @@ use super::session::{Session, lock};
 use super::validate::{check_action, strip_framework_fields};
 use super::{Dispatcher, errors};
 use crate::ability::TurnBinding;
-use crate::turn::{Name, NumberedId, TrailEntry};
+use crate::turn::{Name, NumberedId, Timing, TrailEntry};
 use serde_json::Value;
 
 use crate::{
@@ -109,7 +109,10 @@ impl CallState<'_> {
             decision: self.decision,
             status,
             error_code,
-            duration: self.started.elapsed(),
+            duration: Timing::Measured {
+                started: self.started,
+                ended: Instant::now(),
+            },
             background: self.background,
             reused: self.reused,
         };
