@@ -1,9 +1,10 @@
 //! Step 4: running the call, with panics caught and the result checked.
 
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use futures::FutureExt;
 use serde_json::Value;
 
 use super::errors;
@@ -24,8 +25,8 @@ pub(crate) enum Prepared {
 pub(crate) enum Started {
     Ability(BoxFuture<'static, ToolResult>),
     External(BoxFuture<'static, ExternalOutput>),
-    /// Starting it panicked: the rare result, boxed.
-    Failed(Box<ToolResult>),
+    /// Starting it panicked: the rare result, boxed (taken when polled).
+    Failed(Option<Box<ToolResult>>),
 }
 
 impl Prepared {
@@ -43,7 +44,7 @@ impl Prepared {
             Prepared::External(proxy, external) => errors::unless_panicked(tool, move || {
                 Started::External(proxy.call(&external, arguments, bind()))
             })
-            .unwrap_or_else(|failed| Started::Failed(Box::new(failed))),
+            .unwrap_or_else(|failed| Started::Failed(Some(Box::new(failed)))),
         }
     }
 }
@@ -51,23 +52,57 @@ impl Prepared {
 impl Started {
     /// Runs it to the end; a panic becomes `ability-panicked`, a result
     /// the envelope cannot show becomes `non-canonical-result`.
-    pub(crate) async fn finish(self, tool: &str) -> ToolResult {
-        // An ability's result is checked as it comes, not wrapped first as
-        // an external tool's output: it moves once less on every call.
-        match self {
-            Started::Ability(future) => match AssertUnwindSafe(future).catch_unwind().await {
-                Ok(result) => canonical(tool, result),
-                Err(payload) => errors::panicked_with(tool, &*payload),
+    pub(crate) fn finish(self, tool: &str) -> Finishing<'_> {
+        Finishing {
+            started: self,
+            tool,
+        }
+    }
+}
+
+/// A started call running to its end: [`Started::finish`].
+///
+/// Written by hand rather than as an `async fn` around a `CatchUnwind`:
+/// every future it polls is boxed, so it is `Unpin`, and only the poll of
+/// that future is wrapped in `catch_unwind`, so the call's result moves
+/// straight out instead of through two more layers of futures.
+pub(crate) struct Finishing<'a> {
+    started: Started,
+    tool: &'a str,
+}
+
+impl Future for Finishing<'_> {
+    type Output = ToolResult;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
+        let tool = self.tool;
+        match &mut self.started {
+            Started::Ability(future) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+                    Ok(Poll::Ready(result)) => Poll::Ready(canonical(tool, result)),
+                    Ok(Poll::Pending) => Poll::Pending,
+                    Err(payload) => Poll::Ready(errors::panicked_with(tool, &*payload)),
+                }
+            }
+            Started::External(future) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+                    Ok(Poll::Ready(ExternalOutput::Result(result))) => {
+                        Poll::Ready(canonical(tool, result))
+                    }
+                    Ok(Poll::Ready(ExternalOutput::Raw(_))) => Poll::Ready(errors::non_canonical(
+                        tool,
+                        "the external tool returned plain data, not a tool result",
+                    )),
+                    Ok(Poll::Pending) => Poll::Pending,
+                    Err(payload) => Poll::Ready(errors::panicked_with(tool, &*payload)),
+                }
+            }
+            // Taken by the one poll that finishes it; a future is not
+            // polled again once it is ready.
+            Started::Failed(result) => match result.take() {
+                Some(result) => Poll::Ready(*result),
+                None => Poll::Pending,
             },
-            Started::External(future) => match AssertUnwindSafe(future).catch_unwind().await {
-                Ok(ExternalOutput::Result(result)) => canonical(tool, result),
-                Ok(ExternalOutput::Raw(_)) => errors::non_canonical(
-                    tool,
-                    "the external tool returned plain data, not a tool result",
-                ),
-                Err(payload) => errors::panicked_with(tool, &*payload),
-            },
-            Started::Failed(result) => *result,
         }
     }
 }
@@ -79,5 +114,32 @@ fn canonical(tool: &str, result: ToolResult) -> ToolResult {
             errors::non_canonical(tool, &format!("its body could not be serialised ({error})"))
         }
         _ => result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Started;
+    use crate::ToolResult;
+
+    /// A panic is caught on every poll, not only the first: here after the
+    /// ability has yielded once.
+    #[tokio::test]
+    async fn a_panic_after_a_yield_is_caught() {
+        let future = Box::pin(async {
+            tokio::task::yield_now().await;
+            if true {
+                panic!("late failure");
+            }
+            ToolResult::success("unreachable")
+        });
+        let result = Started::Ability(future).finish("late").await;
+        let error = result.as_error().expect("an error result");
+        assert_eq!(error.code().as_str(), "ability-panicked");
+        assert!(
+            error.message().contains("late failure"),
+            "{}",
+            error.message()
+        );
     }
 }
