@@ -199,9 +199,7 @@ impl<'a> ObjectReader<'a> {
         // Checked on the number sent (or defaulted), which is the number
         // the bounds in the schema speak of: the same for an integer, and
         // exact for a float that its own type would round.
-        if (min.is_some() || max.is_some())
-            && let Err(bound) = check_bounds(&value, min, max)
-        {
+        if let Some(bound) = broken_bounds(&value, min, max) {
             self.errors.push(
                 path,
                 Problem::OutOfRange {
@@ -324,19 +322,15 @@ fn declared_bounds(min: Option<f64>, max: Option<f64>) -> Option<String> {
 }
 
 /// Enforces `#[param(min, max)]` on a number (anything else, such as the
-/// `null` of an absent `Option`, passes): the bound it broke.
-fn check_bounds(value: &Value, min: Option<f64>, max: Option<f64>) -> Result<(), String> {
-    let Some(number) = value.as_f64() else {
-        return Ok(());
-    };
-    match (min, max) {
-        (Some(min), Some(max)) if number < min || number > max => {
-            Err(format!("between {min} and {max}"))
-        }
-        (Some(min), _) if number < min => Err(format!("at least {min}")),
-        (_, Some(max)) if number > max => Err(format!("at most {max}")),
-        _ => Ok(()),
+/// `null` of an absent `Option`, passes): the declared bounds, in words,
+/// when the number is outside them.
+fn broken_bounds(value: &Value, min: Option<f64>, max: Option<f64>) -> Option<String> {
+    if min.is_none() && max.is_none() {
+        return None;
     }
+    let number = value.as_f64()?;
+    let outside = min.is_some_and(|min| number < min) || max.is_some_and(|max| number > max);
+    outside.then(|| declared_bounds(min, max)).flatten()
 }
 
 /// Checks a string against a closed set, for `#[derive(ParamEnum)]`.

@@ -254,3 +254,27 @@ fn a_struct_that_contains_itself_has_a_finite_schema_and_parses_at_depth() {
             .unwrap();
     assert!(error.to_string().contains("children[0].name"), "{error}");
 }
+
+/// A ratio bounded at a value an `f32` cannot hold exactly.
+#[derive(Params)]
+struct RatioParams {
+    /// The share, at most 0.1.
+    #[param(max = 0.1)]
+    share: f32,
+}
+
+#[test]
+fn bounds_are_checked_on_the_number_sent() {
+    // 0.1 as an `f32` is 0.100000001…: checked on the parsed value it
+    // would break the bound the schema states.
+    let at_bound =
+        RatioParams::from_arguments(&json!({ "share": 0.1 })).expect("0.1 is at most 0.1");
+    assert!((at_bound.share - 0.1).abs() < f32::EPSILON);
+    let error = RatioParams::from_arguments(&json!({ "share": 0.2 }))
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "`share` must be at most 0.1, not the number `0.2`"
+    );
+}
