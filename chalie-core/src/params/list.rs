@@ -18,7 +18,7 @@ pub struct FieldOps<T> {
     /// Its reader, shared by every field of the type: as a value, so that
     /// reading a list of them asks nothing of their types, and a type
     /// without a schema is one error, where its `FIELD` is named.
-    read: fn(&mut ObjectReader<'_>, &FieldSpec, &[FieldSpec]) -> Option<T>,
+    read: fn(&mut ObjectReader<'_>, usize, &[FieldSpec]) -> Option<T>,
 }
 
 impl<T: ParamType> FieldOps<T> {
@@ -74,23 +74,27 @@ impl<Head, Tail: FieldList> FieldList for (FieldOps<Head>, Tail) {
     ) -> Option<Self::Values> {
         // A list longer than its table is not what the macro writes; it is
         // reported as an invalid definition, not a panic.
-        let (field, rest) = rest.split_first()?;
-        let head = (self.0.read)(reader, field, table);
-        let tail = self.1.read_list(reader, table, rest);
+        let (_, after) = rest.split_first()?;
+        // `rest` is the end of `table`, so this is the field's place in it.
+        let position = table.len().checked_sub(rest.len())?;
+        let head = (self.0.read)(reader, position, table);
+        let tail = self.1.read_list(reader, table, after);
         Some((head?, tail?))
     }
 }
 
+/// Reads the field at `position` in `table`.
 fn read_field<T: ParamType>(
     reader: &mut ObjectReader<'_>,
-    field: &FieldSpec,
+    position: usize,
     table: &[FieldSpec],
 ) -> Option<T> {
+    let field = table.get(position)?;
     if !field.actions.is_empty() && !reader.belongs(field, table) {
         return None;
     }
     let default = || field.default.map(DefaultLiteral::to_value);
-    reader.field_or::<T>(field.name, default, field.bounds)
+    reader.field_or::<T>(Some(position), field.name, default, &field.bounds)
 }
 
 /// Parses `value` found at `path` as the object whose fields `table`

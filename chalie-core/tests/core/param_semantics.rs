@@ -250,3 +250,36 @@ fn a_field_is_checked_against_an_action_declared_after_it() {
         "`bpm` must be between 40 and 220, not the number `10`\n`action` must be one of `generate`, `transcribe`, not `remix`"
     );
 }
+
+/// Every field sent, in the schema's order (the order the reader takes
+/// each key without looking for it): each value lands in its own field,
+/// clamped where declared, and a field of another action in the middle
+/// of the list does not shift the fields after it.
+#[tokio::test]
+async fn every_field_sent_in_order_reads_each_into_its_own_field() {
+    let sent = body(json!({
+        "action": "generate", "prompt": "drums", "bpm": 300, "duration_seconds": 50, "language": null,
+    }))
+    .await;
+    assert_eq!(
+        sent,
+        json!({
+            "action": "Generate", "prompt": "drums", "bpm": 220, "duration_seconds": 30.0, "language": null,
+        })
+    );
+    let result = call(json!({
+        "action": "transcribe", "prompt": "memo.ogg", "bpm": 90, "duration_seconds": "long", "language": "it",
+    }))
+    .await;
+    assert_eq!(
+        result.as_error().unwrap().message(),
+        "`bpm` is only for action `generate`, not `transcribe`\n`duration_seconds` must be a number, not the string `long`"
+    );
+    let sent = body(json!({
+        "action": "transcribe", "prompt": "memo.ogg", "bpm": null, "duration_seconds": 12, "language": "it",
+    }))
+    .await;
+    assert_eq!(sent["duration_seconds"], 12.0);
+    assert_eq!(sent["language"], "it");
+    assert_eq!(sent["prompt"], "memo.ogg");
+}
