@@ -173,13 +173,13 @@ pub(crate) fn push_one_line(out: &mut String, text: &str, bare_allowed: impl Fn(
 /// escapes the ASCII ones, and NEL, U+2028 and U+2029 become `\uXXXX`, which
 /// any JSON reader decodes back to the same character.
 pub(crate) fn push_quoted(out: &mut String, text: &str) {
-    one_line::push(out, text);
+    one_line::push_string(out, text);
 }
 
 /// Appends `value` as compact JSON that holds no line separator, so a
 /// JSON body stays one line, for every reader, and valid JSON.
 pub(crate) fn push_json(out: &mut String, value: &serde_json::Value) {
-    one_line::push(out, value);
+    one_line::push_value(out, value);
 }
 
 #[cfg(test)]
