@@ -241,7 +241,13 @@ impl<'a> ObjectReader<'a> {
     /// field's declared sides never fail, so the bound crossed is the
     /// type's own.
     #[cold]
-    fn unparsed(&mut self, path: Cow<'_, str>, value: &Value, errors: ParamErrors, bounds: &Bounds) {
+    fn unparsed(
+        &mut self,
+        path: Cow<'_, str>,
+        value: &Value,
+        errors: ParamErrors,
+        bounds: &Bounds,
+    ) {
         let declared = match bounds.clamp {
             true => None,
             false => declared_bounds(bounds.min, bounds.max),
