@@ -44,7 +44,7 @@ pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools};
 pub(crate) use hook::{GateHook, HookError, TurnGate};
 pub use limits::{Admission, RateCounter, RateCounterError, RateLimit};
-pub use policy::{Policy, PolicyError, Setting};
+pub use policy::{Policy, PolicyError, Setting, SettingSource};
 pub use reach::ChannelTools;
 pub use store::PolicyStore;
 pub use surface::SurfaceEntry;

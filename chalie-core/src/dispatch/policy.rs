@@ -1,13 +1,23 @@
 //! The permission policy: a flat (channel, permission) → setting table,
 //! loaded from and saved to a human-editable TOML file.
 //!
+//! A call is gated on exactly one permission: `tool` for a call without a
+//! qualifier, `tool.qualifier` for a call with one (its action, or what
+//! the ability derived from its inputs). There is no fallback from
+//! `tool.qualifier` to `tool`: allowing `calendar_edit` says nothing about
+//! `calendar_edit.delete_event`, and allowing `transfer` nothing about
+//! `transfer.large`. Covering every qualifier of a tool is said explicitly,
+//! `tool.*`; an explicit `tool.qualifier` still wins over it. Anything the
+//! policy does not name asks (and so is denied where nobody can be asked).
+//!
 //! ```toml
 //! [chat]
 //! weather = "allow"
-//! "calendar.delete_event" = "ask"
+//! "calendar.*" = "allow"
+//! "calendar_edit.delete_event" = "ask"
 //!
 //! [subconscious]
-//! calendar = "deny"
+//! "calendar.*" = "deny"
 //!
 //! [external]
 //! ```
@@ -81,9 +91,9 @@ pub enum PolicyError {
     /// The text is not a valid policy.
     #[error("invalid policy: {0}")]
     Parse(String),
-    /// A permission is not `tool` or `tool.action`.
+    /// A permission is not `tool`, `tool.qualifier` or `tool.*`.
     #[error(
-        "permission `{0}` is not `tool` or `tool.action`; use a tool name, optionally followed by `.` and an action"
+        "permission `{0}` is not `tool`, `tool.action` or `tool.*`; use a tool name, optionally followed by `.` and an action (or `*` for every action)"
     )]
     BadPermission(String),
     /// [`DispatcherBuilder::allow`](crate::dispatch::DispatcherBuilder::allow)
@@ -113,22 +123,90 @@ fn did_you_mean(suggestions: &[String]) -> String {
 /// The settings of one tool on one channel.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct ToolRules {
+    /// `tool`: calls without a qualifier.
     tool: Option<Setting>,
+    /// `tool.qualifier`, by qualifier.
     actions: FastMap<Setting>,
+    /// `tool.*`: calls with a qualifier the policy does not name.
+    every_action: Option<Setting>,
+}
+
+/// The qualifier of `tool.*`: every action of the tool.
+pub(crate) const EVERY_ACTION: &str = "*";
+
+/// Where a call's setting came from (see [`Policy::resolve`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SettingSource {
+    /// The policy names exactly this permission.
+    Explicit,
+    /// The policy names `tool.*`, which covers this `tool.qualifier`.
+    EveryAction,
+    /// The policy names nothing that covers it: the default, `ask`.
+    Default,
 }
 
 impl ToolRules {
-    /// The lookup rule, in one place: `tool.action`, then `tool`, then
-    /// `ask`; `ask` becomes `deny` on a channel without a human.
-    fn setting(rules: Option<&ToolRules>, channel: Channel, action: Option<&str>) -> Setting {
-        let setting = rules
-            .and_then(|rules| {
-                action
-                    .and_then(|action| rules.actions.get(action).copied())
-                    .or(rules.tool)
-            })
-            .unwrap_or(Setting::Ask);
-        setting.on(channel)
+    /// The lookup rule, in one place: a call without a qualifier is gated
+    /// on `tool`; a call with one on `tool.qualifier`, then `tool.*`;
+    /// anything unnamed on `ask`. The setting as written, before
+    /// [`Setting::on`] the channel.
+    fn resolve(rules: Option<&ToolRules>, qualifier: Option<&str>) -> (Setting, SettingSource) {
+        let found = rules.and_then(|rules| match qualifier {
+            None => rules.tool.map(|setting| (setting, SettingSource::Explicit)),
+            // Never a call's qualifier (actions and derived qualifiers are
+            // names); asked of the `tool.*` entry itself.
+            Some(EVERY_ACTION) => rules
+                .every_action
+                .map(|setting| (setting, SettingSource::Explicit)),
+            Some(qualifier) => match rules.actions.get(qualifier) {
+                Some(setting) => Some((*setting, SettingSource::Explicit)),
+                None => rules
+                    .every_action
+                    .map(|setting| (setting, SettingSource::EveryAction)),
+            },
+        });
+        found.unwrap_or((Setting::Ask, SettingSource::Default))
+    }
+
+    /// [`ToolRules::resolve`] as the gate applies it on `channel`: `ask`
+    /// becomes `deny` on a channel without a human.
+    fn setting(rules: Option<&ToolRules>, channel: Channel, qualifier: Option<&str>) -> Setting {
+        Self::resolve(rules, qualifier).0.on(channel)
+    }
+
+    /// The explicit setting of exactly `qualifier` (`None`: the tool's
+    /// own, `*`: every action's), for changing it in place.
+    fn slot(&mut self, qualifier: Option<&str>) -> SlotMut<'_> {
+        match qualifier {
+            None => SlotMut::Plain(&mut self.tool),
+            Some(EVERY_ACTION) => SlotMut::Plain(&mut self.every_action),
+            Some(action) => SlotMut::Action(&mut self.actions, action.to_owned()),
+        }
+    }
+}
+
+/// One explicit entry of a [`ToolRules`], to read, set or clear.
+enum SlotMut<'a> {
+    Plain(&'a mut Option<Setting>),
+    Action(&'a mut FastMap<Setting>, String),
+}
+
+impl SlotMut<'_> {
+    fn set(self, setting: Setting) {
+        match self {
+            SlotMut::Plain(slot) => *slot = Some(setting),
+            SlotMut::Action(actions, action) => {
+                actions.insert(action, setting);
+            }
+        }
+    }
+
+    fn take(self) -> Option<Setting> {
+        match self {
+            SlotMut::Plain(slot) => slot.take(),
+            SlotMut::Action(actions, action) => actions.remove(&action),
+        }
     }
 }
 
@@ -154,8 +232,10 @@ impl PolicyIndex {
     }
 }
 
-/// Explicit settings per channel. Lookup: `tool.action`, then `tool`,
-/// then the default `ask`, so a brand-new action prompts the first time.
+/// Explicit settings per channel. A call without a qualifier is gated on
+/// `tool`; a call with one on `tool.qualifier`, else `tool.*`; anything
+/// unnamed asks, so a brand-new action prompts the first time even when
+/// its tool is allowed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Policy {
     channels: [FastMap<ToolRules>; 3],
@@ -170,7 +250,7 @@ pub(crate) fn channel_index(channel: Channel) -> usize {
     }
 }
 
-/// Splits `tool.action`; tool names never contain `.`.
+/// Splits `tool.action` (or `tool.*`); tool names never contain `.`.
 pub(crate) fn split_permission(permission: &str) -> Result<(&str, Option<&str>), PolicyError> {
     let (tool, action) = match permission.split_once('.') {
         Some((tool, action)) => (tool, Some(action)),
@@ -182,7 +262,7 @@ pub(crate) fn split_permission(permission: &str) -> Result<(&str, Option<&str>),
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     };
-    if valid(tool) && action.is_none_or(valid) {
+    if valid(tool) && action.is_none_or(|action| action == EVERY_ACTION || valid(action)) {
         Ok((tool, action))
     } else {
         Err(PolicyError::BadPermission(permission.to_owned()))
@@ -202,10 +282,12 @@ struct PolicyFile {
 }
 
 const FILE_HEADER: &str = "\
-# Permission policy: one table per channel, `tool` or `tool.action` = setting.
+# Permission policy: one table per channel, `tool`, `tool.action` or `tool.*` = setting.
 # Settings: allow, ask (a human approves each call), deny, internal.
-# Lookup order: tool.action, then tool, then ask. On subconscious and
-# external there is nobody to ask, so ask means deny there.
+# A call without an action is gated on `tool`; a call with one on
+# `tool.action`, else `tool.*` (every action); nothing else falls back, and
+# anything unnamed asks. On subconscious and external there is nobody to
+# ask, so ask means deny there.
 
 ";
 
@@ -215,56 +297,84 @@ impl Policy {
         Self::default()
     }
 
-    /// Sets `permission` (`tool` or `tool.action`) on `channel`.
+    /// Sets `permission` (`tool`, `tool.action` or `tool.*`) on `channel`.
     pub fn set(
         &mut self,
         channel: Channel,
         permission: &str,
         setting: Setting,
     ) -> Result<(), PolicyError> {
-        let (tool, action) = split_permission(permission)?;
-        let rules = self.channels[channel_index(channel)]
+        let (tool, qualifier) = split_permission(permission)?;
+        self.channels[channel_index(channel)]
             .entry(tool.to_owned())
-            .or_default();
-        match action {
-            Some(action) => {
-                rules.actions.insert(action.to_owned(), setting);
-            }
-            None => rules.tool = Some(setting),
-        }
+            .or_default()
+            .slot(qualifier)
+            .set(setting);
         Ok(())
     }
 
     /// Removes the explicit setting of `permission` on `channel`, so the
-    /// lookup falls through again; returns what it was.
+    /// call asks again (or, for a `tool.action`, follows `tool.*`);
+    /// returns what it was.
     pub fn remove(&mut self, channel: Channel, permission: &str) -> Option<Setting> {
-        let (tool, action) = split_permission(permission).ok()?;
-        let rules = self.channels[channel_index(channel)].get_mut(tool)?;
-        match action {
-            Some(action) => rules.actions.remove(action),
-            None => rules.tool.take(),
-        }
+        let (tool, qualifier) = split_permission(permission).ok()?;
+        self.channels[channel_index(channel)]
+            .get_mut(tool)?
+            .slot(qualifier)
+            .take()
     }
 
-    /// The explicit setting of exactly `permission`, without fallbacks.
+    /// The explicit setting of exactly `permission`, without `tool.*`
+    /// covering it or the default.
     pub fn explicit(&self, channel: Channel, permission: &str) -> Option<Setting> {
-        let (tool, action) = split_permission(permission).ok()?;
+        let (tool, qualifier) = split_permission(permission).ok()?;
         let rules = self.channels[channel_index(channel)].get(tool)?;
-        match action {
-            Some(action) => rules.actions.get(action).copied(),
+        match qualifier {
             None => rules.tool,
+            Some(EVERY_ACTION) => rules.every_action,
+            Some(action) => rules.actions.get(action).copied(),
         }
     }
 
-    /// The setting the gate applies to `tool` (with `action`) on
-    /// `channel`: `tool.action`, then `tool`, then `ask`; `ask` becomes
-    /// `deny` on a channel without a human.
-    pub fn lookup(&self, channel: Channel, tool: &str, action: Option<&str>) -> Setting {
+    /// The setting the gate applies to a call of `tool` with `qualifier`
+    /// (its action, or the permission the ability derived) on `channel`:
+    /// `tool` without a qualifier; `tool.qualifier`, else `tool.*`, with
+    /// one; else `ask`. `ask` becomes `deny` on a channel without a human.
+    pub fn lookup(&self, channel: Channel, tool: &str, qualifier: Option<&str>) -> Setting {
         ToolRules::setting(
             self.channels[channel_index(channel)].get(tool),
             channel,
-            action,
+            qualifier,
         )
+    }
+
+    /// [`Policy::lookup`] as written, before the channel turns `ask` into
+    /// `deny`, and which entry decided it: what a policy manager shows.
+    pub fn resolve(
+        &self,
+        channel: Channel,
+        tool: &str,
+        qualifier: Option<&str>,
+    ) -> (Setting, SettingSource) {
+        ToolRules::resolve(self.channels[channel_index(channel)].get(tool), qualifier)
+    }
+
+    /// Every permission the policy names explicitly on `channel`, sorted.
+    pub fn permissions(&self, channel: Channel) -> Vec<(String, Setting)> {
+        let mut named = Vec::new();
+        for (tool, rules) in &self.channels[channel_index(channel)] {
+            if let Some(setting) = rules.tool {
+                named.push((tool.clone(), setting));
+            }
+            if let Some(setting) = rules.every_action {
+                named.push((format!("{tool}.{EVERY_ACTION}"), setting));
+            }
+            for (action, setting) in &rules.actions {
+                named.push((format!("{tool}.{action}"), *setting));
+            }
+        }
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        named
     }
 
     /// The rules of each of `tools` on each channel, by the tools' order:
@@ -306,14 +416,7 @@ impl Policy {
             (Channel::Subconscious, &mut file.subconscious),
             (Channel::External, &mut file.external),
         ] {
-            for (tool, rules) in &self.channels[channel_index(channel)] {
-                if let Some(setting) = rules.tool {
-                    table.insert(tool.clone(), setting);
-                }
-                for (action, setting) in &rules.actions {
-                    table.insert(format!("{tool}.{action}"), *setting);
-                }
-            }
+            table.extend(self.permissions(channel));
         }
         // Plain maps of strings always serialise; fall back to the header
         // alone rather than panic if that ever changes.

@@ -1,5 +1,6 @@
 //! The policy surface: every permission a human can set.
 
+use super::policy::{EVERY_ACTION, SettingSource, channel_index, split_permission};
 use super::{Dispatcher, Setting};
 use crate::Channel;
 
@@ -7,7 +8,8 @@ use crate::Channel;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SurfaceEntry {
-    /// `tool` or `tool.action`.
+    /// `tool`, `tool.action`, or `tool.*` (every action of the tool that
+    /// the policy does not name one by one).
     pub permission: String,
     /// On [`Channel::Chat`].
     pub chat: Setting,
@@ -15,6 +17,8 @@ pub struct SurfaceEntry {
     pub subconscious: Setting,
     /// On [`Channel::External`].
     pub external: Setting,
+    /// Per channel, which entry of the policy decided the setting.
+    sources: [SettingSource; 3],
 }
 
 impl SurfaceEntry {
@@ -26,52 +30,91 @@ impl SurfaceEntry {
             Channel::External => self.external,
         }
     }
+
+    /// Where the setting on `channel` comes from: the permission itself,
+    /// its tool's `tool.*`, or the default `ask`.
+    pub fn source(&self, channel: Channel) -> SettingSource {
+        self.sources[channel_index(channel)]
+    }
+
+    /// Whether this is a `tool.*` entry, covering every action not named
+    /// on its own.
+    pub fn covers_every_action(&self) -> bool {
+        self.permission.ends_with(".*")
+    }
 }
 
 impl Dispatcher {
-    /// Every permission of a non-internal ability (`tool` and each
-    /// `tool.action`) and of every external tool, sorted, with the setting
-    /// the gate applies on each channel (fallbacks resolved, `ask` shown
-    /// as `deny` where nobody can be asked). A permission set to
-    /// `internal` on any channel is left out: it is plumbing, not a choice.
+    /// Every permission a human can set, sorted, with the setting the gate
+    /// applies on each channel (`ask` shown as `deny` where nobody can be
+    /// asked) and where it comes from: for an ability without actions,
+    /// `tool`; for one with actions, `tool.*` and each `tool.action` (a
+    /// call always has its action, so `tool` alone gates nothing); for an
+    /// external tool, its name; and every other permission the policy
+    /// names (a qualifier an ability derives from its inputs). Internal
+    /// abilities, and permissions set to `internal` on any channel, are
+    /// left out: they are plumbing, not a choice.
     pub fn policy_surface(&self) -> Vec<SurfaceEntry> {
         let policy = self.policy.snapshot();
-        let mut permissions: Vec<(String, Option<&str>)> = Vec::new();
+        let mut permissions: Vec<String> = Vec::new();
         for entry in self.registry.iter() {
             if entry.spec().internal() {
                 continue;
             }
-            permissions.push((entry.name().to_owned(), None));
-            for action in entry.spec().actions() {
-                permissions.push((entry.name().to_owned(), Some(action.name())));
+            let actions = entry.spec().actions();
+            if actions.is_empty() {
+                permissions.push(entry.name().to_owned());
+            } else {
+                permissions.push(format!("{}.{EVERY_ACTION}", entry.name()));
+                for action in actions {
+                    permissions.push(format!("{}.{}", entry.name(), action.name()));
+                }
             }
         }
-        let external: Vec<String> = self
-            .external
-            .iter()
-            .flat_map(|proxy| proxy.tools())
-            .map(|tool| tool.name)
-            .collect();
-        permissions.extend(external.into_iter().map(|name| (name, None)));
-        let mut surface: Vec<SurfaceEntry> = permissions
+        permissions.extend(
+            self.external
+                .iter()
+                .flat_map(|proxy| proxy.tools())
+                .map(|tool| tool.name),
+        );
+        for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
+            permissions.extend(
+                policy
+                    .permissions(channel)
+                    .into_iter()
+                    .map(|(named, _)| named),
+            );
+        }
+        permissions.sort();
+        permissions.dedup();
+        permissions
             .into_iter()
-            .filter_map(|(tool, action)| {
-                let setting = |channel| policy.lookup(channel, &tool, action);
-                let entry = SurfaceEntry {
-                    permission: match action {
-                        Some(action) => format!("{tool}.{action}"),
-                        None => tool.clone(),
-                    },
-                    chat: setting(Channel::Chat),
-                    subconscious: setting(Channel::Subconscious),
-                    external: setting(Channel::External),
-                };
-                let internal =
-                    [entry.chat, entry.subconscious, entry.external].contains(&Setting::Internal);
-                (!internal).then_some(entry)
+            .filter_map(|permission| {
+                let (tool, qualifier) = split_permission(&permission).ok()?;
+                if self
+                    .registry
+                    .get(tool)
+                    .is_some_and(|entry| entry.spec().internal())
+                {
+                    return None;
+                }
+                let resolved =
+                    [Channel::Chat, Channel::Subconscious, Channel::External].map(|channel| {
+                        let (setting, source) = policy.resolve(channel, tool, qualifier);
+                        (setting.on(channel), source)
+                    });
+                let settings = resolved.map(|(setting, _)| setting);
+                if settings.contains(&Setting::Internal) {
+                    return None;
+                }
+                Some(SurfaceEntry {
+                    chat: settings[0],
+                    subconscious: settings[1],
+                    external: settings[2],
+                    sources: resolved.map(|(_, source)| source),
+                    permission,
+                })
             })
-            .collect();
-        surface.sort_by(|a, b| a.permission.cmp(&b.permission));
-        surface
+            .collect()
     }
 }

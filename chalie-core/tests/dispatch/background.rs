@@ -4,11 +4,11 @@ use chalie_core::{Channel, turn::CallStatus, turn::GateDecision};
 use serde_json::json;
 
 use crate::abilities::runs;
-use crate::{builder, call, envelope, turn};
+use crate::{call, envelope, turn, widened_builder};
 
 #[tokio::test]
 async fn a_background_call_delivers_its_final_envelope_to_the_turn() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Chat, "background-chat");
     let receipt = call(
         &dispatcher,
@@ -51,7 +51,7 @@ async fn a_background_call_delivers_its_final_envelope_to_the_turn() {
 
 #[tokio::test]
 async fn a_background_panic_is_delivered_as_an_error() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Chat, "background-panic");
     let receipt = call(
         &dispatcher,
@@ -74,7 +74,7 @@ async fn a_background_panic_is_delivered_as_an_error() {
 
 #[tokio::test]
 async fn without_background_calls_async_runs_inline() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Subconscious, "background-inline");
     let done = call(
         &dispatcher,

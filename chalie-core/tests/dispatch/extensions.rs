@@ -3,11 +3,13 @@
 use chalie_core::{Channel, Turn, envelope::Envelope};
 
 use super::abilities::Greeting;
-use super::{builder, call};
+use super::{call, widened_builder};
 
 #[tokio::test]
 async fn an_ability_reads_the_dispatchers_extension() {
-    let dispatcher = builder().extension(Greeting("hello from the host")).build();
+    let dispatcher = widened_builder()
+        .extension(Greeting("hello from the host"))
+        .build();
     let turn = super::turn(Channel::Chat, "ext-dispatcher");
     let done = call(&dispatcher, &turn, "greet", serde_json::json!({})).await;
     let envelope = Envelope::parse(&done.envelope).unwrap();
@@ -17,7 +19,9 @@ async fn an_ability_reads_the_dispatchers_extension() {
 
 #[tokio::test]
 async fn the_turns_extension_wins_over_the_dispatchers() {
-    let dispatcher = builder().extension(Greeting("from the host")).build();
+    let dispatcher = widened_builder()
+        .extension(Greeting("from the host"))
+        .build();
     let turn = Turn::builder(Channel::Chat)
         .session_id("ext-turn")
         .extension(Greeting("from the turn"))
@@ -31,7 +35,7 @@ async fn the_turns_extension_wins_over_the_dispatchers() {
 
 #[tokio::test]
 async fn a_missing_extension_is_a_not_configured_error_naming_the_type() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = super::turn(Channel::Chat, "ext-missing");
     let done = call(&dispatcher, &turn, "greet", serde_json::json!({})).await;
     let envelope = Envelope::parse(&done.envelope).unwrap();

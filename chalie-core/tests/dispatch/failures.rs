@@ -3,11 +3,11 @@
 use chalie_core::{Channel, turn::CallStatus};
 use serde_json::json;
 
-use crate::{builder, call, envelope, turn};
+use crate::{call, envelope, turn, widened_builder};
 
 #[tokio::test]
 async fn a_panic_is_an_error_envelope_and_the_dispatcher_keeps_serving() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Chat, "failure-panic");
     let done = call(&dispatcher, &turn, "boom", json!({})).await;
     let parsed = envelope(&done);
@@ -29,7 +29,7 @@ async fn a_panic_is_an_error_envelope_and_the_dispatcher_keeps_serving() {
 
 #[tokio::test]
 async fn an_unserializable_body_is_non_canonical() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let done = call(
         &dispatcher,
         &turn(Channel::Chat, "failure-opaque"),

@@ -1,14 +1,15 @@
-//! Every gate setting on every channel, lookup precedence, approvals.
+//! Every gate setting on every channel, the flat lookup, approvals.
 
 use std::time::Duration;
 
 use chalie_core::{
-    Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting, turn::GateDecision,
+    Channel, Dispatcher, Turn, dispatch::Approval, dispatch::Policy, dispatch::Setting,
+    turn::GateDecision,
 };
 use serde_json::json;
 
 use crate::abilities::runs;
-use crate::{Recorder, builder, call, envelope, turn};
+use crate::{Recorder, call, envelope, registry, turn, widened_builder};
 
 #[tokio::test]
 async fn every_setting_on_every_channel() {
@@ -29,7 +30,10 @@ async fn every_setting_on_every_channel() {
             let approver = Recorder::answering(Approval::Approved);
             let mut policy = Policy::new();
             policy.set(channel, tool, setting).unwrap();
-            let dispatcher = builder().policy(policy).approver(approver.clone()).build();
+            let dispatcher = widened_builder()
+                .policy(policy)
+                .approver(approver.clone())
+                .build();
             let session = format!("gate-{tool}-{}-{}", channel.as_str(), setting.as_str());
             let done = call(&dispatcher, &turn(channel, &session), tool, json!({})).await;
             let (decision, ran, asked) = match (setting, channel) {
@@ -51,18 +55,76 @@ async fn every_setting_on_every_channel() {
     }
 }
 
+/// The dispatcher as the README builds it: `allow` on the gate, `pin` on
+/// reachability, nothing widened.
+fn composed(allowed: &[&str], approver: Recorder) -> chalie_core::Dispatcher {
+    Dispatcher::builder(registry())
+        .allow(Channel::Chat, allowed.iter().copied())
+        .unwrap()
+        .pin(Channel::Chat, ["calendar", "transfer"])
+        .approver(approver)
+        .build()
+}
+
 #[tokio::test]
-async fn lookup_is_tool_action_then_tool_then_ask() {
+async fn an_allowed_tool_does_not_let_an_unconfigured_action_through() {
     let approver = Recorder::answering(Approval::Rejected);
-    let mut policy = Policy::new();
-    policy
-        .set(Channel::Chat, "calendar", Setting::Allow)
-        .unwrap();
-    policy
+    let dispatcher = composed(&["calendar"], approver.clone());
+    let turn = turn(Channel::Chat, "gate-flat-action");
+    // `calendar` covers calls without an action only: every action asks,
+    // and the user said no, so nothing runs.
+    for arguments in [
+        json!({ "action": "list_events" }),
+        json!({ "action": "delete_event", "event_id": "x" }),
+    ] {
+        let action = arguments["action"].clone();
+        let done = call(&dispatcher, &turn, "calendar", arguments).await;
+        assert_eq!(done.record().decision, GateDecision::Rejected, "{action}");
+        assert_eq!(envelope(&done).code(), Some("approval-rejected"));
+    }
+    assert_eq!(
+        approver.permissions(),
+        ["calendar.list_events", "calendar.delete_event"]
+    );
+    assert!(runs("gate-flat-action").is_empty());
+    // On a channel nobody watches, the same calls are refused outright.
+    let background = Turn::builder(Channel::Subconscious)
+        .session_id("gate-flat-background")
+        .pin(["calendar"])
+        .build();
+    let done = call(
+        &dispatcher,
+        &background,
+        "calendar",
+        json!({ "action": "delete_event", "event_id": "x" }),
+    )
+    .await;
+    assert_eq!(done.record().decision, GateDecision::Denied);
+    assert!(runs("gate-flat-background").is_empty());
+}
+
+#[tokio::test]
+async fn an_allowed_tool_does_not_allow_a_qualifier_it_derives() {
+    let approver = Recorder::answering(Approval::Rejected);
+    let dispatcher = composed(&["transfer"], approver.clone());
+    let turn = turn(Channel::Chat, "gate-flat-derived");
+    let small = call(&dispatcher, &turn, "transfer", json!({ "amount": 50 })).await;
+    assert_eq!(small.record().decision, GateDecision::Allowed);
+    let large = call(&dispatcher, &turn, "transfer", json!({ "amount": 5000 })).await;
+    assert_eq!(large.record().decision, GateDecision::Rejected);
+    assert_eq!(approver.permissions(), ["transfer.large"]);
+    assert_eq!(runs("gate-flat-derived"), ["transfer:50"]);
+}
+
+#[tokio::test]
+async fn every_action_is_covered_only_when_said_and_a_named_one_wins() {
+    let approver = Recorder::answering(Approval::Rejected);
+    let dispatcher = composed(&["calendar.*", "transfer.*"], approver.clone());
+    dispatcher
+        .policy()
         .set(Channel::Chat, "calendar.delete_event", Setting::Deny)
         .unwrap();
-    let dispatcher = builder().policy(policy).approver(approver.clone()).build();
-    let turn = turn(Channel::Chat, "gate-lookup");
+    let turn = turn(Channel::Chat, "gate-every-action");
     let listed = call(
         &dispatcher,
         &turn,
@@ -79,19 +141,22 @@ async fn lookup_is_tool_action_then_tool_then_ask() {
     )
     .await;
     assert_eq!(deleted.record().decision, GateDecision::Denied);
-    // Nothing set for `settings`: a brand-new action asks.
-    let changed = call(&dispatcher, &turn, "settings", json!({ "action": "view" })).await;
-    assert_eq!(changed.record().decision, GateDecision::Rejected);
-    assert_eq!(approver.permissions(), ["settings.view"]);
-    assert_eq!(envelope(&changed).code(), Some("approval-rejected"));
-    assert!(changed.envelope.contains("the user declined"));
-    assert_eq!(runs("gate-lookup"), ["calendar:list_events"]);
+    // `transfer.*` covers `transfer.large`, not the plain call.
+    let large = call(&dispatcher, &turn, "transfer", json!({ "amount": 5000 })).await;
+    assert_eq!(large.record().decision, GateDecision::Allowed);
+    let small = call(&dispatcher, &turn, "transfer", json!({ "amount": 5 })).await;
+    assert_eq!(small.record().decision, GateDecision::Rejected);
+    assert_eq!(approver.permissions(), ["transfer"]);
+    assert_eq!(
+        runs("gate-every-action"),
+        ["calendar:list_events", "transfer:5000"]
+    );
 }
 
 #[tokio::test]
 async fn the_approver_sees_the_real_call() {
     let approver = Recorder::answering(Approval::Approved);
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(Policy::new())
         .approver(approver.clone())
         .build();
@@ -120,7 +185,7 @@ async fn the_approver_sees_the_real_call() {
 #[tokio::test(start_paused = true)]
 async fn no_answer_in_time_is_a_rejection() {
     let approver = Recorder::silent();
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(Policy::new())
         .approver(approver.clone())
         .approval_timeout(Duration::from_secs(30))
@@ -139,7 +204,7 @@ async fn no_answer_in_time_is_a_rejection() {
 
 #[tokio::test]
 async fn without_an_approver_ask_is_a_rejection() {
-    let dispatcher = builder().policy(Policy::new()).build();
+    let dispatcher = widened_builder().policy(Policy::new()).build();
     let done = call(
         &dispatcher,
         &turn(Channel::Chat, "gate-no-approver"),
@@ -157,7 +222,7 @@ async fn internal_abilities_bypass_the_policy() {
     // internal ability is neither looked up nor asked.
     let mut policy = Policy::new();
     policy.set(Channel::Chat, "memo", Setting::Deny).unwrap();
-    let dispatcher = builder().policy(policy).build();
+    let dispatcher = widened_builder().policy(policy).build();
     let done = call(
         &dispatcher,
         &turn(Channel::Chat, "gate-internal"),
@@ -171,7 +236,7 @@ async fn internal_abilities_bypass_the_policy() {
 
 #[tokio::test]
 async fn the_policy_changes_at_run_time() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Chat, "gate-runtime");
     assert!(
         call(&dispatcher, &turn, "tally", json!({}))
@@ -208,7 +273,7 @@ async fn the_ability_derives_the_permission_from_the_validated_values() {
         .set(Channel::Chat, "transfer.large", Setting::Ask)
         .unwrap();
     let recorder = Recorder::answering(Approval::Rejected);
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(policy)
         .pin(Channel::Chat, ["transfer"])
         .approver(recorder.clone())

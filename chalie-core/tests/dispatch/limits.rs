@@ -5,11 +5,13 @@ use std::time::Duration;
 use chalie_core::{Channel, dispatch::RateLimit, result::Retry, turn::GateDecision};
 use serde_json::json;
 
-use crate::{builder, call, envelope, turn};
+use crate::{call, envelope, turn, widened_builder};
 
 #[tokio::test(start_paused = true)]
 async fn the_limit_holds_per_session_and_says_when_to_retry() {
-    let dispatcher = builder().rate_limit(RateLimit::per_minute(3)).build();
+    let dispatcher = widened_builder()
+        .rate_limit(RateLimit::per_minute(3))
+        .build();
     let first = turn(Channel::Chat, "limit-a");
     for _ in 0..3 {
         assert!(
@@ -53,7 +55,7 @@ async fn the_limit_holds_per_session_and_says_when_to_retry() {
 
 #[tokio::test(start_paused = true)]
 async fn the_default_is_thirty_a_minute() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Chat, "limit-default");
     for index in 0..30 {
         let done = call(&dispatcher, &turn, "tally", json!({})).await;

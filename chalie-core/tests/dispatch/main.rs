@@ -15,6 +15,7 @@ mod gate;
 mod limits;
 mod order;
 mod policy;
+mod reach;
 mod resolve;
 mod reuse;
 mod stress;
@@ -34,7 +35,7 @@ pub fn registry() -> chalie_core::Registry {
     chalie_core::registry().expect("unique names").clone()
 }
 
-/// The test abilities every channel of [`builder`] is offered.
+/// The test abilities every channel of [`widened_builder`] is offered.
 pub const TEST_ABILITIES: [&str; 11] = [
     "lookup",
     "calendar",
@@ -55,14 +56,18 @@ pub const TEST_ABILITIES: [&str; 11] = [
 /// **Widens reachability and the gate**: every test ability is pinned on
 /// every channel (these tests are about the steps after reachability;
 /// reachability itself is attacked in the session tests).
-pub fn builder() -> DispatcherBuilder {
+pub fn widened_builder() -> DispatcherBuilder {
     let mut policy = Policy::new();
     let mut builder = Dispatcher::builder(registry());
     for channel in [Channel::Chat, Channel::Subconscious, Channel::External] {
         for tool in TEST_ABILITIES.into_iter().filter(|tool| *tool != "memo") {
-            policy
-                .set(channel, tool, Setting::Allow)
-                .expect("valid permission");
+            // The tool and every action of it: `tool` alone covers only
+            // calls without an action.
+            for permission in [tool.to_owned(), format!("{tool}.*")] {
+                policy
+                    .set(channel, &permission, Setting::Allow)
+                    .expect("valid permission");
+            }
         }
         builder = builder.pin(channel, TEST_ABILITIES);
     }

@@ -8,12 +8,12 @@ use chalie_core::{
 use serde_json::json;
 
 use crate::abilities::runs;
-use crate::{Recorder, builder, call, envelope, registry, turn};
+use crate::{Recorder, call, envelope, registry, turn, widened_builder};
 
 #[tokio::test]
 async fn an_unknown_action_bounces_before_the_approver_is_asked() {
     let approver = Recorder::answering(Approval::Approved);
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(Policy::new())
         .approver(approver.clone())
         .build();
@@ -41,7 +41,7 @@ async fn an_unknown_action_bounces_before_the_approver_is_asked() {
 #[tokio::test]
 async fn a_parameter_the_action_requires_is_named() {
     let approver = Recorder::answering(Approval::Approved);
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(Policy::new())
         .approver(approver.clone())
         .build();
@@ -69,7 +69,7 @@ async fn a_parameter_the_action_requires_is_named() {
 #[tokio::test]
 async fn bad_typed_parameters_bounce_before_the_gate() {
     let approver = Recorder::answering(Approval::Approved);
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(Policy::new())
         .approver(approver.clone())
         .build();
@@ -94,7 +94,7 @@ async fn bad_typed_parameters_bounce_before_the_gate() {
 
 #[tokio::test]
 async fn a_denied_call_never_runs_and_says_not_to_retry() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     dispatcher
         .policy()
         .set(Channel::Chat, "calendar.delete_event", Setting::Deny)
@@ -133,7 +133,7 @@ async fn a_denied_call_never_runs_and_says_not_to_retry() {
 async fn framework_fields_are_removed_and_the_summary_is_shown() {
     let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = std::sync::Arc::clone(&shown);
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = chalie_core::Turn::builder(Channel::Chat)
         .session_id("order-framework")
         .progress(std::sync::Arc::new(move |progress| {
@@ -171,7 +171,7 @@ async fn framework_fields_are_removed_and_the_summary_is_shown() {
 #[tokio::test]
 async fn model_supplied_permission_fields_change_nothing() {
     let approver = Recorder::answering(Approval::Approved);
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .policy(Policy::new())
         .approver(approver.clone())
         .build();
@@ -238,7 +238,7 @@ async fn a_call_dropped_unpolled_leaves_no_trace() {
 /// the trail is shared with another turn and other calls land after it.
 #[tokio::test]
 async fn each_result_reads_its_own_entry_on_a_shared_trail() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let first = turn(Channel::Chat, "order-shared-trail");
     let second = Turn::builder(Channel::Chat)
         .session_id("order-shared-trail")

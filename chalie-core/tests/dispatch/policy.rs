@@ -1,19 +1,19 @@
 //! The policy file and the policy surface.
 
-use chalie_core::{Channel, dispatch::Policy, dispatch::Setting};
+use chalie_core::{Channel, dispatch::Policy, dispatch::Setting, dispatch::SettingSource};
 
-use crate::builder;
+use crate::widened_builder;
 
 fn sample() -> Policy {
     let mut policy = Policy::new();
     policy
-        .set(Channel::Chat, "calendar", Setting::Allow)
+        .set(Channel::Chat, "calendar.*", Setting::Allow)
         .unwrap();
     policy
         .set(Channel::Chat, "calendar.delete_event", Setting::Ask)
         .unwrap();
     policy
-        .set(Channel::Subconscious, "calendar", Setting::Deny)
+        .set(Channel::Subconscious, "calendar.*", Setting::Deny)
         .unwrap();
     policy
         .set(Channel::External, "lookup", Setting::Allow)
@@ -31,11 +31,11 @@ fn the_file_round_trips() {
     policy.save(&path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.contains("[chat]\ncalendar = \"allow\"\n\"calendar.delete_event\" = \"ask\"\n"),
+        text.contains("[chat]\n\"calendar.*\" = \"allow\"\n\"calendar.delete_event\" = \"ask\"\n"),
         "{text}"
     );
     assert!(
-        text.contains("[subconscious]\ncalendar = \"deny\"\n"),
+        text.contains("[subconscious]\n\"calendar.*\" = \"deny\"\n"),
         "{text}"
     );
     assert!(text.starts_with("# Permission policy"));
@@ -82,7 +82,7 @@ fn a_hand_edited_file_is_read_and_mistakes_are_named() {
 
 #[tokio::test]
 async fn the_store_loads_and_saves() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let path = std::env::temp_dir().join(format!("chalie-store-{}.toml", std::process::id()));
     sample().save(&path).unwrap();
     dispatcher.policy().load(&path).unwrap();
@@ -102,14 +102,14 @@ async fn the_store_loads_and_saves() {
 
 #[test]
 fn the_surface_lists_every_non_internal_permission() {
-    let dispatcher = builder().policy(sample()).build();
+    let dispatcher = widened_builder().policy(sample()).build();
     let surface = dispatcher.policy_surface();
     let names: Vec<&str> = surface
         .iter()
         .map(|entry| entry.permission.as_str())
         .collect();
     for expected in [
-        "calendar",
+        "calendar.*",
         "calendar.delete_event",
         "calendar.list_events",
         "lookup",
@@ -139,6 +139,19 @@ fn the_surface_lists_every_non_internal_permission() {
         (list.chat, list.subconscious, list.external),
         (Setting::Allow, Setting::Deny, Setting::Deny)
     );
+    // The surface says why: the action is not named, `calendar.*` covers it.
+    assert_eq!(list.source(Channel::Chat), SettingSource::EveryAction);
+    assert_eq!(list.source(Channel::External), SettingSource::Default);
+    assert_eq!(delete.source(Channel::Chat), SettingSource::Explicit);
+    let every = surface
+        .iter()
+        .find(|entry| entry.permission == "calendar.*")
+        .unwrap();
+    assert!(every.covers_every_action());
+    assert_eq!(every.source(Channel::Chat), SettingSource::Explicit);
+    assert_eq!(every.setting(Channel::Chat), Setting::Allow);
+    // A call of `calendar` always has an action: no row gates nothing.
+    assert!(!names.contains(&"calendar"), "{names:?}");
 }
 
 /// The gate reads the live policy by the ability's place in the registry:
@@ -148,7 +161,7 @@ fn the_surface_lists_every_non_internal_permission() {
 async fn a_policy_changed_at_run_time_governs_the_next_call() {
     use chalie_core::dispatch::Refusal;
 
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = crate::turn(Channel::External, "live-policy");
     let lookup = || serde_json::json!({ "query": "rust" });
     let refusal = |done: chalie_core::dispatch::Dispatched| done.refusal();
@@ -174,7 +187,7 @@ async fn a_policy_changed_at_run_time_governs_the_next_call() {
     );
     let mut policy = Policy::new();
     policy
-        .set(Channel::External, "calendar", Setting::Allow)
+        .set(Channel::External, "calendar.*", Setting::Allow)
         .unwrap();
     policy
         .set(Channel::External, "calendar.delete_event", Setting::Deny)
@@ -206,7 +219,7 @@ async fn a_policy_changed_at_run_time_governs_the_next_call() {
 async fn concurrent_changes_leave_the_gate_reading_the_last_policy() {
     use chalie_core::dispatch::Refusal;
 
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     std::thread::scope(|scope| {
         for (round, tool) in ["lookup", "tally_now", "lookup", "tally_now"]
             .into_iter()

@@ -9,11 +9,11 @@ use chalie_core::{
 };
 use serde_json::{Value, json};
 
-use crate::{builder, call, envelope, turn};
+use crate::{call, envelope, turn, widened_builder};
 
 #[tokio::test]
 async fn an_unknown_name_suggests_the_closest() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = turn(Channel::Chat, "resolve-unknown");
     let done = call(&dispatcher, &turn, "calender", json!({})).await;
     let parsed = envelope(&done);
@@ -107,7 +107,7 @@ impl ExternalTools for FakeProxy {
 #[tokio::test]
 async fn prefixed_names_go_through_the_proxy_and_the_same_path() {
     // External tools are reached like abilities: pinned here.
-    let dispatcher = builder()
+    let dispatcher = widened_builder()
         .external_tools(Arc::new(FakeProxy))
         .pin(Channel::Chat, ["ext__search", "ext__raw"])
         .build();

@@ -4,7 +4,7 @@ use chalie_core::{Channel, Turn, turn::CallStatus};
 use serde_json::json;
 
 use crate::abilities::runs;
-use crate::{builder, call};
+use crate::{call, widened_builder};
 
 fn run_turn(session: &str, run: &str) -> Turn {
     Turn::builder(Channel::Chat)
@@ -15,7 +15,7 @@ fn run_turn(session: &str, run: &str) -> Turn {
 
 #[tokio::test]
 async fn the_same_read_in_a_run_is_reused() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = run_turn("reuse-same", "run-1");
     let first = call(
         &dispatcher,
@@ -67,7 +67,7 @@ async fn the_same_read_in_a_run_is_reused() {
 
 #[tokio::test]
 async fn a_write_clears_the_run() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = run_turn("reuse-write", "run-1");
     call(&dispatcher, &turn, "lookup", json!({ "query": "rust" })).await;
     assert!(
@@ -84,7 +84,7 @@ async fn a_write_clears_the_run() {
 
 #[tokio::test]
 async fn errors_are_not_reused() {
-    let dispatcher = builder().build();
+    let dispatcher = widened_builder().build();
     let turn = run_turn("reuse-errors", "run-1");
     call(&dispatcher, &turn, "lookup", json!({ "query": "missing" })).await;
     let again = call(&dispatcher, &turn, "lookup", json!({ "query": "missing" })).await;
@@ -97,7 +97,7 @@ async fn errors_are_not_reused() {
 /// stores its result, and the write's end still clears it.
 #[tokio::test]
 async fn a_write_clears_a_read_that_overlapped_it_in_a_fresh_dispatcher() {
-    let dispatcher = builder().without_rate_limit().build();
+    let dispatcher = widened_builder().without_rate_limit().build();
     let turn = run_turn("reuse-overlap", "run-1");
     let (write, read) = tokio::join!(
         call(&dispatcher, &turn, "slow", json!({ "millis": 50 })),

@@ -6,14 +6,18 @@ use std::sync::Arc;
 use chalie_core::{Channel, ToolCall, Turn, dispatch::RateLimit, turn::CallStatus};
 use serde_json::json;
 
-use crate::builder;
+use crate::widened_builder;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_calls_over_eight_sessions() {
     const SESSIONS: usize = 8;
     const CALLS: usize = 10_000;
     const LIMIT: u32 = 200;
-    let dispatcher = Arc::new(builder().rate_limit(RateLimit::per_minute(LIMIT)).build());
+    let dispatcher = Arc::new(
+        widened_builder()
+            .rate_limit(RateLimit::per_minute(LIMIT))
+            .build(),
+    );
     let turns: Vec<Turn> = (0..SESSIONS)
         .map(|index| {
             Turn::builder(Channel::Chat)

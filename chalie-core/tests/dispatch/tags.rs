@@ -4,11 +4,13 @@ use chalie_core::Channel;
 use serde_json::json;
 
 use crate::abilities::runs;
-use crate::{builder, call, envelope, turn};
+use crate::{call, envelope, turn, widened_builder};
 
 #[tokio::test]
 async fn a_dispatcher_without_the_tag_refuses_before_the_handler_runs() {
-    let dispatcher = builder().require_tags("orders", ["orders:read"]).build();
+    let dispatcher = widened_builder()
+        .require_tags("orders", ["orders:read"])
+        .build();
     let done = call(
         &dispatcher,
         &turn(Channel::Chat, "tags-missing"),
@@ -20,7 +22,7 @@ async fn a_dispatcher_without_the_tag_refuses_before_the_handler_runs() {
     assert!(done.envelope.contains("`orders:read`"));
     assert!(runs("tags-missing").is_empty());
 
-    let granted = builder()
+    let granted = widened_builder()
         .require_tags("orders", ["orders:read"])
         .grant_tags(["orders:read", "calendar:write"])
         .build();

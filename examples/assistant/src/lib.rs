@@ -78,13 +78,15 @@ pub fn pinned(profile: &Profile, registry: &chalie_core::Registry) -> Vec<&'stat
 
 /// The assistant's permission policy: reads run, writes ask the user in a
 /// chat (the default), and nothing writes on the background channels,
-/// where nobody can be asked.
+/// where nobody can be asked. The gate is flat: `calendar.*` is how every
+/// action of the calendar is allowed (`calendar` alone would cover only a
+/// call without an action, which the calendar never gets).
 pub fn policy() -> Policy {
     let mut policy = Policy::new();
     let reads = [
         "weather",
         "forecast",
-        "calendar",
+        "calendar.*",
         "task_list",
         "note_search",
         "note_outline",

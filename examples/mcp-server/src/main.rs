@@ -162,7 +162,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut policy = assistant::policy();
     for entry in registry.iter() {
         if entry.spec().effect() == chalie_core::Effect::Read {
+            // A read's every action is a read too: allowed by name, since
+            // `tool` alone covers only calls without an action.
             policy.set(Channel::External, entry.name(), Setting::Allow)?;
+            if !entry.spec().actions().is_empty() {
+                policy.set(
+                    Channel::External,
+                    &format!("{}.*", entry.name()),
+                    Setting::Allow,
+                )?;
+            }
         }
     }
     let exposure = match options.exposure {
