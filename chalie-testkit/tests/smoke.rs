@@ -136,8 +136,49 @@ async fn every_call_counts_and_a_toolset_narrows_the_run() {
         .await;
     report.assert_clean();
     assert_eq!(report.checked, 2);
-    // A happy path, an invalid input and the subconscious exposure call each.
-    assert_eq!(report.calls, 6);
+    // A happy path, an invalid input and three exposure calls each (hidden
+    // by the profile, shown by it, refused on the background channel).
+    assert_eq!(report.calls, 10);
     let none = Smoke::new(&only(&["read_log"])).toolset("web").run().await;
     assert_eq!(none.checked, 0);
+}
+
+/// The exposure check goes through the dispatcher's reachability: a host
+/// that pins the ability on every chat turn has exposed it outside any
+/// profile, and the check says so.
+#[tokio::test]
+async fn a_tool_reachable_outside_its_profile_is_a_finding() {
+    let report = Smoke::new(&only(&["dump_log"]))
+        .max_body_chars(30_000)
+        .configure(|builder| builder.pin(chalie_core::Channel::Chat, ["dump_log"]))
+        .run()
+        .await;
+    assert_eq!(checks(&report), [("dump_log", "exposure")], "{report}");
+    assert!(
+        report.findings[0]
+            .message
+            .contains("profile enables no toolset"),
+        "{report}"
+    );
+}
+
+/// The exposure check goes through the gate: a host that allows the
+/// ability on the background channel lets it run there, and the check
+/// says so.
+#[tokio::test]
+async fn a_tool_the_gate_lets_run_where_the_policy_should_not_is_a_finding() {
+    let report = Smoke::new(&only(&["dump_log"]))
+        .max_body_chars(30_000)
+        .configure(|builder| {
+            builder
+                .allow(chalie_core::Channel::Subconscious, ["dump_log"])
+                .unwrap()
+        })
+        .run()
+        .await;
+    assert_eq!(checks(&report), [("dump_log", "exposure")], "{report}");
+    assert!(
+        report.findings[0].message.contains("subconscious"),
+        "{report}"
+    );
 }

@@ -8,8 +8,8 @@ use std::fmt;
 
 use chalie_core::{
     AbilityEntry, Channel, Dispatcher, Registry, ToolCall, Turn, contracts::MaxChars,
-    contracts::Profile, contracts::keys as result_keys, dispatch::Dispatched, dispatch::Policy,
-    dispatch::Setting, envelope::Envelope,
+    contracts::Profile, contracts::keys as result_keys, dispatch::ChannelTools,
+    dispatch::Dispatched, dispatch::Policy, dispatch::Setting, envelope::Envelope,
 };
 use serde_json::{Value, json};
 
@@ -166,20 +166,7 @@ impl Smoke {
 
     /// Runs every check on every ability.
     pub async fn run(self) -> SmokeReport {
-        let mut policy = Policy::new();
-        for entry in self.registry.iter() {
-            for permission in permissions(entry) {
-                // Names in a registry are valid permissions by construction.
-                let _ = policy.set(Channel::Chat, &permission, Setting::Allow);
-            }
-        }
-        let mut builder = Dispatcher::builder(self.registry.clone())
-            .policy(policy)
-            .without_rate_limit();
-        for configure in &self.configure {
-            builder = configure(builder);
-        }
-        let dispatcher = builder.build();
+        let dispatcher = self.dispatcher(ChannelTools::new());
         let mut report = SmokeReport::default();
         for entry in self.registry.iter() {
             report.checked += 1;
@@ -193,19 +180,35 @@ impl Smoke {
         }
         report
     }
+
+    /// The dispatcher the checks call through: the smoke policy (every
+    /// permission allowed on chat, nothing elsewhere), no rate limit, the
+    /// host's configuration, and `tools` on chat and subconscious.
+    fn dispatcher(&self, tools: ChannelTools) -> Dispatcher {
+        let mut policy = Policy::new();
+        for entry in self.registry.iter() {
+            for permission in permissions(entry) {
+                // Names in a registry are valid permissions by construction.
+                let _ = policy.set(Channel::Chat, &permission, Setting::Allow);
+            }
+        }
+        let mut builder = Dispatcher::builder(self.registry.clone())
+            .policy(policy)
+            .without_rate_limit()
+            .channel_tools(Channel::Chat, tools.clone())
+            .channel_tools(Channel::Subconscious, tools);
+        for configure in &self.configure {
+            builder = configure(builder);
+        }
+        builder.build()
+    }
 }
 
-/// The permissions of an ability: its name and each `name.action`.
-fn permissions(entry: &AbilityEntry) -> Vec<String> {
-    let mut all = vec![entry.name().to_owned()];
-    all.extend(
-        entry
-            .spec()
-            .actions()
-            .iter()
-            .map(|action| format!("{}.{}", entry.name(), action.name())),
-    );
-    all
+/// The permissions the smoke policy allows for an ability: its name (a
+/// call without an action) and `name.*` (every action, every qualifier it
+/// derives), since the gate has no fallback from `name.action` to `name`.
+fn permissions(entry: &AbilityEntry) -> [String; 2] {
+    [entry.name().to_owned(), format!("{}.*", entry.name())]
 }
 
 struct AbilityRun<'a> {
@@ -376,42 +379,55 @@ impl AbilityRun<'_> {
         }
     }
 
-    /// Unavailable unless configured: no profile without its toolset
-    /// exposes it, and no channel the policy does not enable runs it.
+    /// Unavailable unless configured, checked through the dispatcher's own
+    /// reachability and gate rather than by asking the profile: a turn on
+    /// whose channel `find_tools` activated the ability is refused
+    /// (`tool-not-available`) when the channel's profile does not enable
+    /// its toolset, reaches it when it does, and a channel the policy does
+    /// not enable refuses it at the gate (`permission-denied`).
     async fn exposure(&mut self, happy: &Value) {
         let spec = self.entry.spec();
+        // No toolset, no core: only what the profile enables is reachable.
         let nothing = Profile::new().with_core(Vec::<String>::new());
-        if nothing.allows(spec) {
+        let bare = ChannelTools::new().core(Vec::<String>::new());
+        let hidden = self.smoke.dispatcher(bare.clone().profile(nothing.clone()));
+        let (done, envelope) = self.discovered_call(&hidden, Channel::Chat, happy).await;
+        if code(&envelope) != Some("tool-not-available") {
             self.finding(
                 "exposure",
                 format!(
-                    "visible in a profile that enables no toolsets (toolset `{}`)",
-                    spec.toolset()
+                    "discovery reached it on a channel whose profile enables no toolset (its toolset is `{}`):\n{}",
+                    spec.toolset(),
+                    done.envelope
                 ),
             );
         }
-        if !nothing.with_toolset(spec.toolset()).allows(spec) {
+        let shown = self
+            .smoke
+            .dispatcher(bare.profile(nothing.with_toolset(spec.toolset())));
+        let (done, envelope) = self.discovered_call(&shown, Channel::Chat, happy).await;
+        if code(&envelope) == Some("tool-not-available") {
             self.finding(
                 "exposure",
                 format!(
-                    "hidden even by a profile that enables its toolset `{}`",
-                    spec.toolset()
+                    "discovery could not reach it even on a channel whose profile enables its toolset `{}`:\n{}",
+                    spec.toolset(),
+                    done.envelope
                 ),
             );
         }
         if spec.internal() {
             return;
         }
-        // The smoke policy enables it on chat only: on a background channel
-        // the gate must refuse it before it runs.
-        let (done, envelope) = self.call(Channel::Subconscious, happy).await;
-        let refused = envelope
-            .as_ref()
-            .is_some_and(|envelope| envelope.code() == Some("permission-denied"));
-        let malformed = envelope
-            .as_ref()
-            .is_some_and(|envelope| envelope.code() == Some("invalid-arguments"));
-        if !refused && !malformed {
+        // Reachable on the background channel too, but the smoke policy
+        // enables it on chat only: the gate must refuse it before it runs.
+        let (done, envelope) = self
+            .discovered_call(&shown, Channel::Subconscious, happy)
+            .await;
+        if !matches!(
+            code(&envelope),
+            Some("permission-denied" | "invalid-arguments")
+        ) {
             self.finding(
                 "exposure",
                 format!(
@@ -421,6 +437,31 @@ impl AbilityRun<'_> {
             );
         }
     }
+
+    /// A call on a turn where `find_tools` activated the ability, nothing
+    /// pinned: what a model does after discovering it.
+    async fn discovered_call(
+        &mut self,
+        dispatcher: &Dispatcher,
+        channel: Channel,
+        arguments: &Value,
+    ) -> (Dispatched, Option<Envelope>) {
+        self.report.calls += 1;
+        let turn = Turn::builder(channel)
+            .session_id(format!("smoke-exposure-{}", self.entry.name()))
+            .build();
+        turn.activate_tools([self.entry.name()]);
+        let done = dispatcher
+            .dispatch(&turn, ToolCall::new(self.entry.name(), arguments.clone()))
+            .await;
+        let envelope = Envelope::parse(&done.envelope).ok();
+        (done, envelope)
+    }
+}
+
+/// The error code of an envelope, if it is an error.
+fn code(envelope: &Option<Envelope>) -> Option<&str> {
+    envelope.as_ref().and_then(Envelope::code)
 }
 
 /// Runs the smoke checks over every ability in `registry`:
@@ -436,8 +477,10 @@ impl AbilityRun<'_> {
 /// - a large output (every success, and the calls given to
 ///   [`Smoke::large_output`]) stays within the cap or is marked
 ///   `truncated=true` with a `next_cursor`;
-/// - exposure: not visible in a profile that does not enable its toolset,
-///   and refused on a channel the policy does not enable.
+/// - exposure, through the dispatcher's reachability and gate: once
+///   discovered, refused on a channel whose profile does not enable its
+///   toolset and reached where it does; refused at the gate on a channel
+///   the policy does not enable.
 ///
 /// Abilities that need host state need [`Smoke::configure`]; this is
 /// `Smoke::new(registry).run()`.
