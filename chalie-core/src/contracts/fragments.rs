@@ -206,3 +206,83 @@ impl ParamType for Fields {
         <Vec<String> as ParamType>::parse(value, path).map(Fields)
     }
 }
+
+/// How a list ability shapes each item from its standard `format` and
+/// `fields` parameters: the one place the rule lives, so every ability
+/// answers them the same way.
+///
+/// - `fields` given: exactly those keys of each item, in the item's order;
+///   a key no item of this ability has is an `invalid-arguments` error
+///   listing the valid ones, never a silently empty item.
+/// - otherwise `concise`: the ability's concise keys (ids, names, what a
+///   next call needs); `detailed`: every key.
+///
+/// ```
+/// use chalie_core::contracts::{Fields, Format, ItemShape};
+/// use serde_json::json;
+///
+/// let shape = ItemShape::new(&["id", "title", "due", "notes"], &["id", "title"]);
+/// let item = json!({ "id": 1, "title": "Book the hotel", "due": "2026-03-05", "notes": "…" });
+/// let concise = shape.apply(Format::Concise, None, vec![item.clone()]).unwrap();
+/// assert_eq!(concise, [json!({ "id": 1, "title": "Book the hotel" })]);
+/// let due = Fields(vec!["due".into()]);
+/// assert_eq!(shape.apply(Format::Concise, Some(&due), vec![item.clone()]).unwrap(), [json!({ "due": "2026-03-05" })]);
+/// let wrong = Fields(vec!["owner".into()]);
+/// let error = shape.apply(Format::Detailed, Some(&wrong), vec![item]).unwrap_err();
+/// assert_eq!(error.as_error().unwrap().code(), "invalid-arguments");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ItemShape {
+    keys: &'static [&'static str],
+    concise: &'static [&'static str],
+}
+
+impl ItemShape {
+    /// An item with `keys` (every key it can have), of which `concise` are
+    /// kept by `format: concise`.
+    pub const fn new(keys: &'static [&'static str], concise: &'static [&'static str]) -> Self {
+        Self { keys, concise }
+    }
+
+    /// `items` shaped as `format` and `fields` ask, or the error that
+    /// names the keys `fields` may list.
+    pub fn apply(
+        &self,
+        format: Format,
+        fields: Option<&Fields>,
+        items: Vec<Value>,
+    ) -> Result<Vec<Value>, crate::ToolResult> {
+        let kept: Vec<&str> = match fields {
+            Some(fields) => {
+                if let Some(unknown) = fields
+                    .0
+                    .iter()
+                    .find(|field| !self.keys.contains(&field.as_str()))
+                {
+                    return Err(crate::ToolResult::error(
+                        "invalid-arguments",
+                        format!("`fields` names `{unknown}`, which no item has"),
+                        "list only keys of an item, or leave `fields` out for every key of the format",
+                    )
+                    .with_valid_values(self.keys.iter().copied()));
+                }
+                fields.0.iter().map(String::as_str).collect()
+            }
+            None => match format {
+                Format::Concise => self.concise.to_vec(),
+                Format::Detailed => return Ok(items),
+            },
+        };
+        Ok(items
+            .into_iter()
+            .map(|item| match item {
+                Value::Object(map) => Value::Object(
+                    map.into_iter()
+                        .filter(|(key, _)| kept.contains(&key.as_str()))
+                        .collect(),
+                ),
+                other => other,
+            })
+            .collect())
+    }
+}

@@ -55,7 +55,7 @@ pub use cap::{
 };
 pub use cursor::{Cursor, CursorError, CursorKey, Position, query_fingerprint};
 pub use diff::{Bump, SchemaChange, Side, diff_schemas, required_bump};
-pub use fragments::{Fields, Format, MaxChars, MaxItems, STANDARD_PARAMS, TopK};
+pub use fragments::{Fields, Format, ItemShape, MaxChars, MaxItems, STANDARD_PARAMS, TopK};
 pub(crate) use lint::states_default;
 pub use lint::{LintFinding, LintOptions, LintRule, lint, summary_similarity};
 pub use lock::{BumpProblem, ContractLock, LockDrift, LockReport, LockedContract, check_lock};

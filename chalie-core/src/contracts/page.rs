@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::cursor::{Cursor, CursorError, CursorKey, Position};
+use super::fragments::{Fields, Format, ItemShape};
 use crate::ToolResult;
 
 /// The result keys of a list-shaped body.
@@ -195,11 +196,33 @@ impl<T: Serialize> Page<T> {
     /// The success result: a [`list_body`], with `count` in the header
     /// too.
     pub fn into_result(self) -> ToolResult {
-        let items: Vec<Value> = self
-            .items
+        let items = self.values();
+        self.render(items)
+    }
+
+    /// [`into_result`](Self::into_result) with each item shaped as the
+    /// call's standard `format` and `fields` ask (see [`ItemShape`]); an
+    /// unknown field is the error that lists the valid ones.
+    pub fn into_shaped_result(
+        self,
+        shape: &ItemShape,
+        format: Format,
+        fields: Option<&Fields>,
+    ) -> ToolResult {
+        match shape.apply(format, fields, self.values()) {
+            Ok(items) => self.render(items),
+            Err(invalid) => invalid,
+        }
+    }
+
+    fn values(&self) -> Vec<Value> {
+        self.items
             .iter()
             .map(|item| serde_json::to_value(item).unwrap_or(Value::Null))
-            .collect();
+            .collect()
+    }
+
+    fn render(self, items: Vec<Value>) -> ToolResult {
         let count = items.len();
         let summary = match (&self.note, &self.next_cursor) {
             (Some(note), _) => Some(note.clone()),

@@ -21,7 +21,7 @@ pub struct SmokeFinding {
     /// The ability.
     pub ability: String,
     /// Which check: `descriptor`, `contract`, `happy-path`,
-    /// `invalid-input`, `large-output` or `exposure`.
+    /// `invalid-input`, `large-output`, `verbosity` or `exposure`.
     pub check: &'static str,
     /// What is wrong, and what the model would have seen.
     pub message: String,
@@ -259,6 +259,7 @@ impl AbilityRun<'_> {
             Some(examples) => {
                 for arguments in examples {
                     self.declared_example(arguments).await;
+                    self.verbosity(arguments).await;
                 }
                 examples.first().cloned().unwrap_or_else(|| json!({}))
             }
@@ -354,6 +355,116 @@ impl AbilityRun<'_> {
                     self.smoke.max_body_chars
                 ),
             );
+        }
+    }
+
+    /// An ability that declares the standard `format` or `fields`
+    /// parameter honours it on a declared example's list: `concise` and
+    /// `detailed` differ and `concise` keeps a subset of `detailed`'s keys;
+    /// `fields` keeps exactly the keys named; a key no item has is an
+    /// `invalid-arguments` error rather than empty items.
+    async fn verbosity(&mut self, example: &Value) {
+        let properties = &self.entry.parameters()["properties"];
+        let has_format = properties.get("format").is_some();
+        let has_fields = properties.get("fields").is_some();
+        if !has_format && !has_fields {
+            return;
+        }
+        let with = |key: &str, value: Value| {
+            let mut arguments = example.clone();
+            if let Value::Object(map) = &mut arguments {
+                map.insert(key.to_owned(), value);
+            }
+            arguments
+        };
+        let concise = self.items_of(&with("format", json!("concise"))).await;
+        let Some(concise) = concise.filter(|items| !items.is_empty()) else {
+            self.finding(
+                "verbosity",
+                format!(
+                    "called with {example}, it returned no `items` to check `format` and `fields` on; declare an example call that lists something"
+                ),
+            );
+            return;
+        };
+        if has_format {
+            let detailed = self
+                .items_of(&with("format", json!("detailed")))
+                .await
+                .unwrap_or_default();
+            let keys = |items: &[Value]| -> Vec<std::collections::BTreeSet<String>> {
+                items
+                    .iter()
+                    .map(|item| {
+                        item.as_object()
+                            .map(|map| map.keys().cloned().collect())
+                            .unwrap_or_default()
+                    })
+                    .collect()
+            };
+            let (short, long) = (keys(&concise), keys(&detailed));
+            let subset = short.len() == long.len()
+                && short
+                    .iter()
+                    .zip(&long)
+                    .all(|(short, long)| short.is_subset(long));
+            if !subset || short == long {
+                self.finding(
+                    "verbosity",
+                    format!(
+                        "called with {example}, `format: concise` gave items with keys {:?} and `detailed` {:?} (first item); concise must keep fewer keys of the same items",
+                        short.first(),
+                        long.first()
+                    ),
+                );
+            }
+        }
+        if has_fields {
+            let Some(key) = concise[0]
+                .as_object()
+                .and_then(|map| map.keys().next().cloned())
+            else {
+                return;
+            };
+            let only = self
+                .items_of(&with("fields", json!([key])))
+                .await
+                .unwrap_or_default();
+            let exact = !only.is_empty()
+                && only.iter().all(|item| {
+                    item.as_object()
+                        .is_some_and(|map| map.len() == 1 && map.contains_key(&key))
+                });
+            if !exact {
+                self.finding(
+                    "verbosity",
+                    format!(
+                        "called with {example} and `fields: [\"{key}\"]`, the items were not exactly that key: {only:?}"
+                    ),
+                );
+            }
+            let (done, envelope) = self
+                .call(Channel::Chat, &with("fields", json!(["smoke_no_such_key"])))
+                .await;
+            if code(&envelope) != Some("invalid-arguments") {
+                self.finding(
+                    "verbosity",
+                    format!(
+                        "`fields` naming a key no item has did not give an `invalid-arguments` error:\n{}",
+                        done.envelope
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The `items` of a successful list result, or `None`.
+    async fn items_of(&mut self, arguments: &Value) -> Option<Vec<Value>> {
+        let (_, envelope) = self.call(Channel::Chat, arguments).await;
+        let body = envelope.filter(Envelope::is_success)?.json()?;
+        match body.get(result_keys::ITEMS)? {
+            Value::Array(items) => Some(items.clone()),
+            _ => None,
         }
     }
 
@@ -472,6 +583,10 @@ fn code(envelope: &Option<Envelope>) -> Option<&str> {
 /// - a happy-path call: the example calls given to [`Smoke::example`]
 ///   (checked against the schema, and they must succeed), or else
 ///   arguments built from the schema (no crash, a well-formed envelope);
+/// - verbosity: with a declared example, an ability that takes the
+///   standard `format` / `fields` honours them (concise keeps fewer keys
+///   than detailed, `fields` exactly the keys named, an unknown key is
+///   `invalid-arguments`);
 /// - a call with an unknown field gives the self-correcting
 ///   `invalid-arguments` error, never a panic;
 /// - a large output (every success, and the calls given to

@@ -2,7 +2,10 @@
 //! actions that add and delete events, as two abilities so each declares
 //! its effect truthfully.
 
-use chalie_core::{Params, ToolResult, Turn, ability, contracts::list_body};
+use chalie_core::{
+    Params, ToolResult, Turn, ability, contracts::Fields, contracts::Format, contracts::ItemShape,
+    contracts::list_body,
+};
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde_json::{Value, json};
 
@@ -55,14 +58,25 @@ pub struct CalendarParams {
     pub from: Option<String>,
     /// Last day of a `range`, YYYY-MM-DD, included; required by `range`.
     pub to: Option<String>,
+    /// `concise` (`id`, `title`, `start`) or `detailed` (adds `end`, `location`); default `concise`.
+    pub format: Format,
+    /// Only these keys of each event; default the format's.
+    pub fields: Option<Fields>,
 }
+
+/// A listed event's keys, and those `format: concise` keeps.
+const EVENT_SHAPE: ItemShape = ItemShape::new(
+    &["id", "title", "start", "end", "location"],
+    &["id", "title", "start"],
+);
 
 /// The user's calendar events for today, the next seven days, a date range
 /// or those overdue (ended but never marked done). Use it before planning,
 /// when the user asks what is on, or to find an event's `id` before
-/// deleting it with `calendar_edit`. Returns `items` (`id`, `title`,
-/// `start`, `end`, `location`) sorted by start; times are UTC. Read only.
+/// deleting it with `calendar_edit`. Returns `items` sorted by start;
+/// times are UTC. Read only.
 #[ability(
+    version = "1.1.0",
     effect = read,
     toolset = "calendar",
     tooltip = "Events today, this week, in a range, or overdue",
@@ -122,7 +136,7 @@ pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
                 .filter(|event| event.end <= now && !event.done)
                 .map(event_json)
                 .collect();
-            return listed(overdue, "overdue");
+            return listed(overdue, "overdue", &params);
         }
     };
     let events: Vec<Value> = sorted(store)
@@ -130,7 +144,7 @@ pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
         .filter(|event| event.start < to && event.end > from)
         .map(event_json)
         .collect();
-    listed(events, &label)
+    listed(events, &label, &params)
 }
 
 fn sorted(store: &Calendar) -> Vec<Event> {
@@ -139,7 +153,11 @@ fn sorted(store: &Calendar) -> Vec<Event> {
     events
 }
 
-fn listed(events: Vec<Value>, label: &str) -> ToolResult {
+fn listed(events: Vec<Value>, label: &str, params: &CalendarParams) -> ToolResult {
+    let events = match EVENT_SHAPE.apply(params.format, params.fields.as_ref(), events) {
+        Ok(events) => events,
+        Err(invalid) => return invalid,
+    };
     let count = events.len();
     let summary = format!("{count} events {label}");
     ToolResult::success(list_body(events, None, false, Some(&summary)))

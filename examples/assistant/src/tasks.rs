@@ -2,8 +2,8 @@
 //! write actions create, update, complete and a soft delete.
 
 use chalie_core::{
-    ParamEnum, Params, ToolResult, Turn, ability, contracts::Cursor, contracts::MaxItems,
-    contracts::PageRequest,
+    ParamEnum, Params, ToolResult, Turn, ability, contracts::Cursor, contracts::Fields,
+    contracts::Format, contracts::ItemShape, contracts::MaxItems, contracts::PageRequest,
 };
 use chrono::NaiveDate;
 use serde_json::json;
@@ -49,14 +49,22 @@ pub struct TaskListParams {
     pub max_items: MaxItems,
     /// The `next_cursor` of the previous page, to continue the same listing.
     pub cursor: Option<Cursor>,
+    /// `concise` (`id`, `title`, `due`) or `detailed` (adds `state`); default `concise`.
+    pub format: Format,
+    /// Only these keys of each task; default the format's.
+    pub fields: Option<Fields>,
 }
 
-/// Lists the user's tasks in id order, one page at a time. Use it to
-/// review what is open or done, or to find a task's `id` before changing
-/// it with `tasks`. Returns `items` (`id`, `title`, `due`, `state`) and
-/// `next_cursor`; pass it back as `cursor` for the next page, with the same
-/// `status`. A cursor from another listing is `invalid-cursor`. Read only.
+/// A listed task's keys, and those `format: concise` keeps.
+const TASK_SHAPE: ItemShape =
+    ItemShape::new(&["id", "title", "due", "state"], &["id", "title", "due"]);
+
+/// Lists the user's tasks in id order, a page at a time. Use it to review
+/// open or done tasks, or to find a task's `id` before changing it with
+/// `tasks`. Returns `items` and `next_cursor`: pass it as `cursor`, with
+/// the same `status`, for the next page. Read only.
 #[ability(
+    version = "1.1.0",
     effect = read,
     toolset = "tasks",
     tooltip = "List tasks, a page at a time",
@@ -95,7 +103,7 @@ pub async fn task_list(params: TaskListParams, turn: &Turn) -> ToolResult {
         .collect();
     request
         .page(&scratch.key, fetched, |task| json!(task.id))
-        .into_result()
+        .into_shaped_result(&TASK_SHAPE, params.format, params.fields.as_ref())
 }
 
 /// Parameters of [`tasks()`].

@@ -4,8 +4,8 @@
 use std::sync::OnceLock;
 
 use chalie_core::{
-    Params, ToolResult, Turn, ability, contracts::MaxChars, contracts::TopK, contracts::cap_result,
-    contracts::list_body,
+    Params, ToolResult, Turn, ability, contracts::Fields, contracts::Format, contracts::ItemShape,
+    contracts::MaxChars, contracts::TopK, contracts::cap_result, contracts::list_body,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -41,14 +41,22 @@ pub struct WebSearchParams {
     pub query: String,
     /// How many results, 1 to 50; default 10.
     pub top_k: TopK,
+    /// `concise` (`url`, `title`) or `detailed` (also `snippet`); default `concise`.
+    pub format: Format,
+    /// Only these keys of each result, e.g. `["url"]`; default the format's keys.
+    pub fields: Option<Fields>,
 }
 
-/// Searches the web and returns result pages: `items` with `url`, `title`
-/// and a `snippet`, best first. Use it only when the user's notes and
+/// A result's keys, and those `format: concise` keeps.
+const RESULT_SHAPE: ItemShape = ItemShape::new(&["url", "title", "snippet"], &["url", "title"]);
+
+/// Searches the web and returns result pages: `items` with `url` and
+/// `title` (and a `snippet` when `detailed`), best first. Use it only when the user's notes and
 /// memory lack the answer and the user wants outside information; read a
 /// result with `web_page`. It sends the query to a search service, so
 /// never put private details in it.
 #[ability(
+    version = "1.1.0",
     effect = read,
     toolset = "web",
     discoverable = false,
@@ -84,6 +92,10 @@ pub async fn web_search(params: WebSearchParams) -> ToolResult {
             json!({ "url": page.url, "title": page.title, "snippet": snippet })
         })
         .collect();
+    let items = match RESULT_SHAPE.apply(params.format, params.fields.as_ref(), items) {
+        Ok(items) => items,
+        Err(invalid) => return invalid,
+    };
     let count = items.len();
     ToolResult::success(list_body(
         items,

@@ -5,8 +5,9 @@
 mod folder;
 
 use chalie_core::{
-    Params, ToolResult, Turn, ability, contracts::Cursor, contracts::MaxChars, contracts::Position,
-    contracts::TopK, contracts::keys as result_keys, contracts::list_body, contracts::slice_text,
+    Params, ToolResult, Turn, ability, contracts::Cursor, contracts::Fields, contracts::Format,
+    contracts::ItemShape, contracts::MaxChars, contracts::Position, contracts::TopK,
+    contracts::keys as result_keys, contracts::list_body, contracts::slice_text,
 };
 use serde_json::{Value, json};
 
@@ -21,14 +22,26 @@ pub struct NoteSearchParams {
     pub query: String,
     /// How many sections to return, 1 to 50; default 10.
     pub top_k: TopK,
+    /// `concise` (`note`, `section`, `heading`) or `detailed` (also `score`, `snippet`); default `concise`.
+    pub format: Format,
+    /// Only these keys of each section, e.g. `["note", "section"]`; default the format's keys.
+    pub fields: Option<Fields>,
 }
+
+/// A found section's keys, and those `format: concise` keeps.
+const SECTION_SHAPE: ItemShape = ItemShape::new(
+    &["note", "section", "heading", "score", "snippet"],
+    &["note", "section", "heading"],
+);
 
 /// Searches the user's notes for sections about a topic. Use it first
 /// whenever the user asks what their notes say, then read one section with
-/// `note_read`. Returns `items` (`note`, `section`, `heading`, `score`,
-/// `snippet`), best first; an empty list means the notes do not cover it.
+/// `note_read`. Returns `items` (`note`, `section`, `heading`; `score` and
+/// `snippet` when `detailed`), best first; an empty list means the notes
+/// do not cover it.
 /// Reads only the notes folder.
 #[ability(
+    version = "1.1.0",
     effect = read,
     toolset = "notes",
     tooltip = "Find note sections about a topic",
@@ -75,6 +88,10 @@ pub async fn note_search(params: NoteSearchParams, turn: &Turn) -> ToolResult {
     hits.sort_by(|a, b| b.0.total_cmp(&a.0));
     hits.truncate(params.top_k.get());
     let items: Vec<Value> = hits.into_iter().map(|(_, item)| item).collect();
+    let items = match SECTION_SHAPE.apply(params.format, params.fields.as_ref(), items) {
+        Ok(items) => items,
+        Err(invalid) => return invalid,
+    };
     let count = items.len();
     let summary = if count == 0 {
         "no note covers this"
