@@ -5,6 +5,7 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 
 use serde_json::{Map, Value, json};
 
+use super::open::RECURSIVE_DESCRIPTION;
 use super::{Bounds, DefaultLiteral};
 
 /// One field as `#[derive(Params)]` describes it: plain data, written
@@ -62,8 +63,8 @@ pub fn params_schema(fields: &'static [FieldSpec]) -> &'static Value {
     // Built with no lock held: a field's schema may be another struct's,
     // asked for from here. A struct that contains itself (`Vec<Self>`)
     // would ask for its own schema without end: inside itself it is an
-    // open object, so its schema is finite (its arguments are still
-    // parsed and checked in full, at any depth the JSON has).
+    // object marked as recurring, so its schema is finite, and the
+    // registry refuses it with the field's path.
     if BUILDING.with_borrow(|building| building.contains(&key)) {
         return recursive_schema();
     }
@@ -93,7 +94,7 @@ fn recursive_schema() -> &'static Value {
     SCHEMA.get_or_init(|| {
         json!({
             "type": "object",
-            "description": "An object of the same shape as the one it is in."
+            "description": RECURSIVE_DESCRIPTION,
         })
     })
 }

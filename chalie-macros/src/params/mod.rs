@@ -2,6 +2,7 @@
 
 mod expand;
 mod parse;
+mod validate;
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -190,6 +190,7 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
     } else if let Some(problem) = names::snake_case_problem("parameter", &name) {
         ctxt.error_spanned_by(&ident, problem);
     }
+    super::validate::check_closed_type(&field.ty, ctxt);
     let description = docs::collect(&field.attrs);
     if description.is_empty() {
         ctxt.error_spanned_by(
