@@ -111,7 +111,20 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
             "version" => once!(version, meta.value()?.parse::<syn::LitStr>()?),
             "toolset" => once!(toolset, meta.value()?.parse::<syn::LitStr>()?),
             "permission" => once!(permission, meta.value()?.parse::<syn::Path>()?),
-            "rate_limit" => once!(rate_limit, meta.value()?.parse::<syn::LitStr>()?),
+            "rate_limit" => {
+                let value: syn::Expr = meta.value()?.parse()?;
+                let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(literal),
+                    ..
+                }) = value
+                else {
+                    return Err(syn::Error::new_spanned(
+                        value,
+                        "`rate_limit` takes a string of calls per period, e.g. `rate_limit = \"3/hour\"`",
+                    ));
+                };
+                once!(rate_limit, literal)
+            }
             "tags" => once!(tags, meta.value()?.parse::<syn::ExprArray>()?),
             "discoverable" => once!(discoverable, meta.value()?.parse::<syn::LitBool>()?),
             "internal" => {
