@@ -4,6 +4,9 @@
 //! A binary of its own: an ability linked here makes `registry()` fail for
 //! every test of the binary, which is the guarantee under test.
 
+// A failed unwrap is a failed test, which is what a test should do.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 
 use chalie_core::params::{OpenShape, Schemars};
