@@ -9,9 +9,15 @@
 
 use serde_json::Value;
 
-/// The description a struct's schema has inside itself: a struct that
-/// contains itself cannot be inlined, and this marks where it recurs.
-pub(crate) const RECURSIVE_DESCRIPTION: &str = "An object of the same shape as the one it is in.";
+/// The `$comment` a struct's schema has inside itself: a struct that
+/// contains itself cannot be inlined, and this marks where it recurs. A
+/// comment, not the description, which the field's own words replace.
+pub(crate) const RECURSIVE_COMMENT: &str = "recurs: an object of the same shape as one it is in";
+
+/// Marks `schema` (an object) as where a struct recurs.
+pub(crate) fn mark_recursive(schema: &mut serde_json::Map<String, Value>) {
+    schema.insert("$comment".into(), RECURSIVE_COMMENT.into());
+}
 
 /// An object without properties, found at `path` in a parameters schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,8 +117,7 @@ fn open_in(schema: &Value, path: String) -> Option<OpenObject> {
             .and_then(Value::as_object)
             .is_some_and(|properties| !properties.is_empty());
         if !listed {
-            let recursive = map.get("description").and_then(Value::as_str)
-                == Some(RECURSIVE_DESCRIPTION)
+            let recursive = map.get("$comment").and_then(Value::as_str) == Some(RECURSIVE_COMMENT)
                 || map.contains_key("$ref");
             let keyed = map
                 .get("additionalProperties")
@@ -196,7 +201,7 @@ mod tests {
         );
         assert_eq!(
             found(
-                json!({ "anyOf": [{ "type": "null" }, { "type": "object", "description": RECURSIVE_DESCRIPTION }] })
+                json!({ "anyOf": [{ "type": "null" }, { "type": "object", "description": "A subtree.", "$comment": RECURSIVE_COMMENT }] })
             ),
             Some(open("field".into(), OpenShape::Recursive))
         );

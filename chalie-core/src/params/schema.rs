@@ -5,7 +5,7 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 
 use serde_json::{Map, Value, json};
 
-use super::open::RECURSIVE_DESCRIPTION;
+use super::open::mark_recursive;
 use super::{Bounds, DefaultLiteral};
 
 /// One field as `#[derive(Params)]` describes it: plain data, written
@@ -92,10 +92,10 @@ thread_local! {
 fn recursive_schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        json!({
-            "type": "object",
-            "description": RECURSIVE_DESCRIPTION,
-        })
+        let mut schema = Map::new();
+        schema.insert("type".into(), "object".into());
+        mark_recursive(&mut schema);
+        Value::Object(schema)
     })
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::ParamType;
 use super::error::{ParamErrors, Problem};
-use super::open::RECURSIVE_DESCRIPTION;
+use super::open::mark_recursive;
 
 /// A parameter whose schema comes from `schemars` and whose value is parsed
 /// by serde, for nested types that already derive both.
@@ -62,7 +62,7 @@ fn tidy(schema: &mut Value, closed: Closed) {
             if map.contains_key("$ref") {
                 map.clear();
                 map.insert("type".into(), "object".into());
-                map.insert("description".into(), RECURSIVE_DESCRIPTION.into());
+                mark_recursive(map);
                 return;
             }
             // Only an object that lists its properties is closed: one

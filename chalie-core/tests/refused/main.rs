@@ -73,12 +73,23 @@ fn notes(params: NoteParams) -> ToolResult {
     ToolResult::success(params.note.0.text)
 }
 
+/// A struct that contains itself through another: `#[derive(Params)]`
+/// refuses `Vec<Self>` at the type, but sees only one struct at a time.
 #[derive(Params)]
 struct TreeParams {
     /// The node's name.
     name: String,
-    /// The node's children, each a tree itself.
-    children: Vec<TreeParams>,
+    /// The node's branches.
+    children: Vec<Branch>,
+}
+
+#[allow(dead_code)] // read by the parser only
+#[derive(Params)]
+struct Branch {
+    /// The branch's label.
+    label: String,
+    /// What grows on it: a tree again.
+    subtree: Option<TreeParams>,
 }
 
 /// Plants a tree of named nodes.
@@ -125,7 +136,7 @@ fn a_recursive_struct_and_any_json_are_refused_with_their_fix() {
     let error = Registry::from_entries([AbilityEntry::of::<tree>()]).unwrap_err();
     let message = error.to_string();
     assert!(
-        message.contains("parameter `children[]` is a struct that contains itself"),
+        message.contains("parameter `children[].subtree` is a struct that contains itself"),
         "{message}"
     );
     assert!(

@@ -168,6 +168,9 @@ pub(crate) fn parse_struct(
         .iter()
         .filter_map(|field| parse_field(field, ctxt))
         .collect();
+    for field in &fields {
+        super::validate::check_not_recursive(&field.ty, &input.ident, ctxt);
+    }
     check_field_actions(&input.ident, &fields, ctxt);
     Some(ParamsStruct {
         krate,

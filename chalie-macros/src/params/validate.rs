@@ -64,6 +64,32 @@ pub(crate) fn check_closed_type(ty: &syn::Type, ctxt: &mut Ctxt) {
     }
 }
 
+/// Refuses a field type that names the struct itself (`Vec<Self>`,
+/// `Option<Vec<Tree>>` inside `Tree`): a schema that contains itself cannot
+/// be inlined, and where it recurs it is an object without properties.
+/// A struct that recurs through another struct shows only in the schema,
+/// and chalie-core's registry refuses it.
+pub(crate) fn check_not_recursive(ty: &syn::Type, own: &syn::Ident, ctxt: &mut Ctxt) {
+    let names_itself = |tokens: proc_macro2::TokenStream| {
+        fn walk(tokens: proc_macro2::TokenStream, own: &syn::Ident) -> bool {
+            tokens.into_iter().any(|token| match token {
+                proc_macro2::TokenTree::Ident(word) => word == "Self" || word == *own,
+                proc_macro2::TokenTree::Group(group) => walk(group.stream(), own),
+                _ => false,
+            })
+        }
+        walk(tokens, own)
+    };
+    if names_itself(quote::quote!(#ty)) {
+        ctxt.error_spanned_by(
+            ty,
+            format!(
+                "`{own}` contains itself, so its schema cannot be inlined and ends in an object without properties that some providers reject; give each nested level its own struct type, so the depth is fixed"
+            ),
+        );
+    }
+}
+
 /// `Value`, `serde_json::Value` or `JsonValue`: the any-JSON type, as
 /// imported or by its path. Another crate's `Value` (`toml::Value`) is
 /// open all the same.
@@ -79,7 +105,7 @@ fn is_json_value(path: &syn::Path) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::check_closed_type;
+    use super::{check_closed_type, check_not_recursive};
     use crate::ctxt::Ctxt;
 
     fn refused(ty: syn::Type) -> Vec<String> {
@@ -117,5 +143,21 @@ mod tests {
         ] {
             assert!(refused(ty).is_empty());
         }
+    }
+
+    /// A field naming its own struct, by `Self` or by name, is refused;
+    /// a field naming another struct is not.
+    #[test]
+    fn a_struct_containing_itself_is_refused() {
+        let own: syn::Ident = syn::parse_quote!(Tree);
+        let refused = |ty: syn::Type| {
+            let mut ctxt = Ctxt::default();
+            check_not_recursive(&ty, &own, &mut ctxt);
+            ctxt.check().is_err()
+        };
+        assert!(refused(syn::parse_quote!(Vec<Self>)));
+        assert!(refused(syn::parse_quote!(Option<Vec<Tree>>)));
+        assert!(!refused(syn::parse_quote!(Vec<Branch>)));
+        assert!(!refused(syn::parse_quote!(Treehouse)));
     }
 }
