@@ -61,8 +61,9 @@ pub fn params_schema(fields: &'static [FieldSpec]) -> &'static Value {
         return schema;
     }
     // Built with no lock held: a field's schema may be another struct's,
-    // asked for from here. A struct that contains itself (`Vec<Self>`)
-    // would ask for its own schema without end: inside itself it is an
+    // asked for from here. A struct that contains itself through another
+    // (`#[derive(Params)]` refuses `Vec<Self>` itself) would ask for its
+    // own schema without end: inside itself it is an
     // object marked as recurring, so its schema is finite, and the
     // registry refuses it with the field's path.
     if BUILDING.with_borrow(|building| building.contains(&key)) {

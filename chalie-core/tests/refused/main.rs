@@ -105,6 +105,35 @@ fn tree(params: TreeParams) -> ToolResult {
     ToolResult::success(format!("{} ({})", params.name, params.children.len()))
 }
 
+/// An outline of headings, recursive: schemars can only refer to it.
+#[allow(dead_code)] // read by serde only
+#[derive(schemars::JsonSchema, serde::Deserialize)]
+struct Heading {
+    /// The heading's text.
+    text: String,
+    /// The headings under it.
+    children: Vec<Heading>,
+}
+
+#[derive(Params)]
+struct OutlineParams {
+    /// The outline's top heading.
+    top: Schemars<Heading>,
+}
+
+/// Writes an outline.
+#[ability(examples = [
+    "outline this essay",
+    "make an outline",
+    "draft the headings",
+    "structure my notes",
+    "list the sections",
+    "plan the chapters",
+])]
+fn outline(params: OutlineParams) -> ToolResult {
+    ToolResult::success(params.top.0.text)
+}
+
 /// The program's registry, as the README builds a dispatcher from it,
 /// refuses: no model is offered the open map, with a message naming the
 /// ability, the parameter's path and the fix.
@@ -129,8 +158,9 @@ fn the_linked_registry_refuses_an_open_object_the_macro_could_not_see() {
     assert!(registry().map(Dispatcher::builder).is_err());
 }
 
-/// A struct that contains itself, and any JSON inside a schemars type,
-/// are refused the same way, each with its own fix.
+/// A struct that contains itself (through another struct, or as a
+/// schemars type), and any JSON inside a schemars type, are refused the
+/// same way, each with its own fix.
 #[test]
 fn a_recursive_struct_and_any_json_are_refused_with_their_fix() {
     let error = Registry::from_entries([AbilityEntry::of::<tree>()]).unwrap_err();
@@ -143,6 +173,13 @@ fn a_recursive_struct_and_any_json_are_refused_with_their_fix() {
         message.contains("; give each nested level its own struct type"),
         "{message}"
     );
+
+    let error = Registry::from_entries([AbilityEntry::of::<outline>()]).unwrap_err();
+    let RegistryError::OpenObject { open, .. } = &error else {
+        panic!("expected an open object, got {error}");
+    };
+    assert_eq!(open.path, "top.children[]");
+    assert_eq!(open.shape, OpenShape::Recursive);
 
     let error = Registry::from_entries([AbilityEntry::of::<notes>()]).unwrap_err();
     let RegistryError::OpenObject { ability, open, .. } = &error else {
