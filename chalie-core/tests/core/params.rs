@@ -263,7 +263,10 @@ fn a_struct_that_contains_itself_has_a_finite_schema_marked_open_and_parses_at_d
     )
     .err()
     .unwrap();
-    assert!(error.to_string().contains("children[0].tree.name"), "{error}");
+    assert!(
+        error.to_string().contains("children[0].tree.name"),
+        "{error}"
+    );
 }
 
 /// A ratio bounded at a value an `f32` cannot hold exactly.
