@@ -5,6 +5,7 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
+use crate::dispatch::RateLimit;
 use crate::params::Params;
 use crate::{ToolResult, Turn};
 
@@ -246,6 +247,8 @@ pub struct AbilitySpec {
     toolset: &'static str,
     actions: &'static [ActionSpec],
     location: Location,
+    rate_limit: Option<RateLimit>,
+    tags: &'static [&'static str],
 }
 
 impl AbilitySpec {
@@ -282,7 +285,40 @@ impl AbilitySpec {
             toolset: parts.toolset,
             actions: parts.actions,
             location: parts.location,
+            rate_limit: None,
+            tags: &[],
         }
+    }
+
+    /// The spec with `#[ability(rate_limit = "...")]`.
+    #[doc(hidden)]
+    pub const fn __with_rate_limit(self, limit: RateLimit) -> Self {
+        Self {
+            rate_limit: Some(limit),
+            ..self
+        }
+    }
+
+    /// The spec with `#[ability(tags = [...])]`.
+    #[doc(hidden)]
+    pub const fn __with_tags(self, tags: &'static [&'static str]) -> Self {
+        Self { tags, ..self }
+    }
+
+    /// The rate limit the ability declares (`#[ability(rate_limit =
+    /// "3/hour")]`): at most that many calls of it per session in any
+    /// window, enforced by the dispatcher before the handler runs,
+    /// beside the session's own limit.
+    pub const fn rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit
+    }
+
+    /// The permission tags the ability declares (`#[ability(tags =
+    /// ["orders:read"]`)): a dispatcher not granted every one
+    /// ([`DispatcherBuilder::grant_tags`](crate::dispatch::DispatcherBuilder::grant_tags))
+    /// refuses its calls before the handler runs.
+    pub const fn tags(&self) -> &'static [&'static str] {
+        self.tags
     }
 
     /// See [`Ability::name`].

@@ -184,6 +184,7 @@ pub mod __private {
         MacroOnly, TurnBinding, derive_permission, fallback_result, pin_future,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
+    pub use crate::dispatch::RateLimit;
     pub use crate::params::{
         Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
         FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,

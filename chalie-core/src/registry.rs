@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::ability::{Ability, AbilitySpec, BoxFuture, TurnBinding};
-use crate::params::{ParamErrors, ParamType, Params};
+use crate::params::{OpenObject, ParamErrors, ParamType, Params, find_open_object};
 use crate::{Channel, ToolResult, Turn};
 
 /// The distributed slice every `#[ability]` adds its entry to.
@@ -164,10 +164,31 @@ pub enum RegistryError {
         /// Where the second definition is.
         second: crate::ability::Location,
     },
+    /// An ability's parameters hold an object without properties: some
+    /// providers reject the tool, the rest let the model invent fields.
+    /// `#[derive(Params)]` refuses what its tokens show (`Value`,
+    /// `HashMap`); this is what only the built schema shows (a
+    /// `Schemars<T>` holding a map, a struct that contains itself).
+    #[error(
+        "ability `{ability}` (in {location}) cannot be offered to a model: its parameter `{path}` is {what}, an object without properties that some providers reject and the model fills with invented fields; {fix}",
+        path = .open.path,
+        what = .open.shape.what(),
+        fix = .open.shape.fix(),
+    )]
+    OpenObject {
+        /// The ability.
+        ability: &'static str,
+        /// Where it is defined.
+        location: crate::ability::Location,
+        /// The open object: its path in the parameters and what it is.
+        open: OpenObject,
+    },
 }
 
 impl Registry {
-    /// A registry over chosen entries, rejecting duplicate names.
+    /// A registry over chosen entries, rejecting duplicate names and
+    /// parameters that hold an object without properties (see
+    /// [`RegistryError::OpenObject`]).
     pub fn from_entries(
         entries: impl IntoIterator<Item = AbilityEntry>,
     ) -> Result<Self, RegistryError> {
@@ -180,6 +201,17 @@ impl Registry {
                     .cmp(b.spec.location().module_path()),
             )
         });
+        // In name order, so the ability a registry refuses does not depend
+        // on the order the linker laid the entries out in.
+        for entry in &entries {
+            if let Some(open) = find_open_object(entry.parameters()) {
+                return Err(RegistryError::OpenObject {
+                    ability: entry.name(),
+                    location: entry.spec.location(),
+                    open,
+                });
+            }
+        }
         let mut by_name = HashMap::with_capacity_and_hasher(
             entries.len(),
             foldhash::fast::RandomState::default(),
@@ -245,7 +277,9 @@ impl Registry {
 /// Every ability linked into this program.
 ///
 /// Built once; fails when two linked abilities share a name, naming both
-/// definitions (linkme itself does not reject duplicates).
+/// definitions (linkme itself does not reject duplicates), or when an
+/// ability's parameters hold an object without properties, naming the
+/// ability, the parameter's path and the fix.
 ///
 /// Abilities in a dependency crate are linked only if the program refers
 /// to that crate; an otherwise unused crate of abilities is silently left

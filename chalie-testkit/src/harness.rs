@@ -176,7 +176,9 @@ impl HarnessBuilder {
         self
     }
 
-    /// The harness; fails when the linked abilities share a name.
+    /// The harness; fails as [`chalie_core::registry`] does: when the linked
+    /// abilities share a name, or one's parameters hold an object without
+    /// properties.
     pub fn build(self) -> Result<Harness, RegistryError> {
         let registry = match self.registry {
             Some(registry) => registry,

@@ -87,9 +87,13 @@ pub enum Refusal {
     NotAvailable,
     /// The arguments did not validate (`invalid-arguments` and kin).
     InvalidArguments,
-    /// The dispatcher lacks a permission tag the tool requires.
+    /// The dispatcher lacks a permission tag the tool requires, declared
+    /// on the ability (`#[ability(tags = [...])]`) or configured
+    /// (`missing-permission-tag`).
     MissingTags,
-    /// The session's rate limit was reached (`rate-limited`).
+    /// The session's rate limit, or the one the ability declares
+    /// (`#[ability(rate_limit = "3/hour")]`), was reached (`rate-limited`),
+    /// or could not be checked (`rate-limit-unavailable`).
     RateLimited,
     /// The permission policy denies it (`permission-denied`).
     Denied,

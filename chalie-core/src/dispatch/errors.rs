@@ -112,6 +112,28 @@ pub(crate) fn rate_limited(calls: u32, per_seconds: f64, retry_after: f64) -> To
     .with_retry(Retry::After(retry_after))
 }
 
+/// The session called an ability as often as the ability's declared
+/// limit allows in the window.
+pub(crate) fn ability_rate_limited(
+    tool: &str,
+    calls: u32,
+    per_seconds: f64,
+    retry_after: f64,
+) -> ToolResult {
+    // Round up to a tenth of a second so the model never retries too early.
+    let retry_after = (retry_after * 10.0).ceil() / 10.0;
+    ToolResult::error(
+        "rate-limited",
+        format!(
+            "`{tool}` allows {calls} calls per session in any {per_seconds}s, and this session has made them"
+        ),
+        format!(
+            "wait {retry_after}s before calling `{tool}` again, or answer with what you have"
+        ),
+    )
+    .with_retry(Retry::After(retry_after))
+}
+
 /// The shared rate counter failed, so the call is not made: a limit that
 /// cannot be checked is not waived.
 pub(crate) fn rate_unchecked(error: &super::limits::RateCounterError) -> ToolResult {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::call::{Dispatched, Recorded, Refusal, ToolCall};
 use super::execute::Prepared;
 use super::gate::Gate;
-use super::limits::Admission;
+use super::limits::RateScope;
 use super::resolve::{Target, resolve};
 use super::reuse::reuse_key;
 use super::session::{Session, lock};
@@ -247,7 +247,7 @@ impl Dispatcher {
                 return state.refuse(turn, Refusal::InvalidArguments, problems.into_tool_result());
             }
         };
-        let (prepared, effect, internal) = match target {
+        let (prepared, effect, internal, declared_limit) = match target {
             Target::Ability(_, entry) => {
                 state.registered = Some(entry.name());
                 match check_action(entry.spec(), &arguments) {
@@ -273,6 +273,7 @@ impl Dispatcher {
                             Prepared::Ability(call.future),
                             entry.spec().effect(),
                             entry.spec().internal(),
+                            entry.spec().rate_limit().map(|limit| (entry.name(), limit)),
                         )
                     }
                     Ok(Err(problems)) => {
@@ -286,7 +287,7 @@ impl Dispatcher {
                 match errors::unless_panicked(&state.tool, || proxy.validate(&tool, &arguments)) {
                     Ok(Ok(())) => {
                         let effect = tool.effect;
-                        (Prepared::External(proxy, tool), effect, false)
+                        (Prepared::External(proxy, tool), effect, false, None)
                     }
                     Ok(Err(problems)) => {
                         let result = problems.into_tool_result();
@@ -297,7 +298,10 @@ impl Dispatcher {
             }
         };
 
-        // 4. Tags the tool requires, then the session's rate limit.
+        // 4. Tags the tool requires (declared on the ability or configured:
+        // the builder joined both), then the session's rate limit, then the
+        // ability's own. The session's comes first so a call it refuses
+        // spends nothing of the ability's smaller allowance.
         let required = match self.required_tags.is_empty() {
             true => None,
             false => self.required_tags.get(&*state.tool),
@@ -317,27 +321,15 @@ impl Dispatcher {
         // it (a local rate window, a read's observation, a background
         // call); a write only clears what exists, and looks for nothing
         // while no session has any state.
-        if let Some(limit) = self.rate_limit {
-            let admitted = match &self.rate_counter {
-                None => lock(&self.session(turn.session_id()).window)
-                    .admit(limit, tokio::time::Instant::now()),
-                Some(counter) => match counter.admit(turn.session_id(), limit) {
-                    Ok(Admission::Admitted) => Ok(()),
-                    Ok(Admission::Wait(wait)) => Err(wait),
-                    Err(error) => {
-                        let result = errors::rate_unchecked(&error);
-                        return state.refuse(turn, Refusal::RateLimited, result);
-                    }
-                },
-            };
-            if let Err(wait) = admitted {
-                let result = errors::rate_limited(
-                    limit.calls(),
-                    limit.per().as_secs_f64(),
-                    wait.as_secs_f64(),
-                );
-                return state.refuse(turn, Refusal::RateLimited, result);
-            }
+        if let Some(limit) = self.rate_limit
+            && let Err(result) = self.admit_call(turn, RateScope::Session, limit)
+        {
+            return state.refuse(turn, Refusal::RateLimited, result);
+        }
+        if let Some((name, limit)) = declared_limit
+            && let Err(result) = self.admit_call(turn, RateScope::Ability(name), limit)
+        {
+            return state.refuse(turn, Refusal::RateLimited, result);
         }
 
         // 5. Gate.

@@ -1,9 +1,14 @@
-//! The per-session rate limit: at most N calls in any window.
+//! Rate limits: at most N calls in any window, per session, and per
+//! session and ability for an ability that declares one.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use tokio::time::Instant;
+
+use super::session::lock;
+use super::{Dispatcher, errors};
+use crate::{ToolResult, Turn};
 
 /// At most `calls` calls per session in any window of `per`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,15 +49,33 @@ impl Default for RateLimit {
     }
 }
 
-/// Counts a session's calls for its rate limit somewhere other than this
-/// dispatcher: a store that several replicas share, so the limit holds for
+/// Whose calls a rate limit counts, within one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RateScope<'a> {
+    /// Every call of the session: the dispatcher's limit
+    /// ([`DispatcherBuilder::rate_limit`](super::DispatcherBuilder::rate_limit)).
+    Session,
+    /// The session's calls of one ability: the limit it declares with
+    /// `#[ability(rate_limit = "3/hour")]`.
+    Ability(&'a str),
+}
+
+/// Counts a session's calls for its rate limits somewhere other than this
+/// dispatcher: a store that several replicas share, so a limit holds for
 /// all of them together (30 a minute in total, not 30 per replica). Without
 /// one the dispatcher counts in its own memory.
 pub trait RateCounter: Send + Sync {
-    /// Counts a call of `session_id` now if `limit` allows one; otherwise
-    /// says how long until it will. An error refuses the call: a limit that
-    /// cannot be checked is not waived.
-    fn admit(&self, session_id: &str, limit: RateLimit) -> Result<Admission, RateCounterError>;
+    /// Counts a call of `session_id` in `scope` now if `limit` allows one;
+    /// otherwise says how long until it will. Each scope is its own
+    /// window. An error refuses the call: a limit that cannot be checked
+    /// is not waived.
+    fn admit(
+        &self,
+        session_id: &str,
+        scope: RateScope<'_>,
+        limit: RateLimit,
+    ) -> Result<Admission, RateCounterError>;
 }
 
 /// What a [`RateCounter`] decided.
@@ -92,6 +115,46 @@ impl Window {
         }
         let oldest = self.calls.front().copied().unwrap_or(now);
         Err(limit.per.saturating_sub(now.duration_since(oldest)))
+    }
+}
+
+impl Dispatcher {
+    /// Counts a call of the turn's session against `limit` in `scope`, in
+    /// the shared counter if there is one, else in this dispatcher's
+    /// memory: the one path of every rate limit. The error is the result
+    /// the model reads (when to retry, or that the limit could not be
+    /// checked).
+    pub(crate) fn admit_call(
+        &self,
+        turn: &Turn,
+        scope: RateScope<'static>,
+        limit: RateLimit,
+    ) -> Result<(), ToolResult> {
+        let admitted = match &self.rate_counter {
+            None => {
+                let session = self.session(turn.session_id());
+                let now = Instant::now();
+                match scope {
+                    RateScope::Session => lock(&session.window).admit(limit, now),
+                    RateScope::Ability(name) => lock(&session.ability_windows)
+                        .entry(name)
+                        .or_default()
+                        .admit(limit, now),
+                }
+            }
+            Some(counter) => match counter.admit(turn.session_id(), scope, limit) {
+                Ok(Admission::Admitted) => Ok(()),
+                Ok(Admission::Wait(wait)) => Err(wait),
+                Err(error) => return Err(errors::rate_unchecked(&error)),
+            },
+        };
+        admitted.map_err(|wait| {
+            let (calls, per, wait) = (limit.calls(), limit.per().as_secs_f64(), wait.as_secs_f64());
+            match scope {
+                RateScope::Session => errors::rate_limited(calls, per, wait),
+                RateScope::Ability(name) => errors::ability_rate_limited(name, calls, per, wait),
+            }
+        })
     }
 }
 

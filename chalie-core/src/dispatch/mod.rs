@@ -43,7 +43,7 @@ pub use background::BackgroundCalls;
 pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools};
 pub(crate) use hook::{GateHook, HookError, TurnGate};
-pub use limits::{Admission, RateCounter, RateCounterError, RateLimit};
+pub use limits::{Admission, RateCounter, RateCounterError, RateLimit, RateScope};
 pub use policy::{Policy, PolicyError, Setting, SettingSource};
 pub use reach::ChannelTools;
 pub use store::PolicyStore;
@@ -72,8 +72,9 @@ pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 ///    is checked against the declared actions and the parameters each
 ///    requires, the typed parameters are parsed; a malformed call bounces
 ///    as `invalid-arguments` before any approver is asked;
-/// 4. the **tags** the tool requires (`missing-permission-tag`) and the
-///    session's **rate limit** (`rate-limited`, with when to retry);
+/// 4. the **tags** the tool requires (`missing-permission-tag`), declared
+///    on the ability or configured, then the session's **rate limit** and
+///    the ability's declared one (`rate-limited`, with when to retry);
 /// 5. the permission **gate** on `tool` or `tool.action` (see [`Policy`]),
 ///    tightened by the session's mode;
 /// 6. **execute**: reuse an earlier read of the same run, or run inline, or
@@ -309,11 +310,11 @@ impl DispatcherBuilder {
         self
     }
 
-    /// Declares the permission tags `tool` requires (e.g. `orders:read`).
-    ///
-    /// `#[ability]` has no `tags` key yet, so tags are configured here:
-    /// a dispatcher not granted every tag a tool requires refuses its calls
-    /// with `missing-permission-tag` before the handler runs.
+    /// Declares permission tags `tool` requires (e.g. `orders:read`), in
+    /// addition to those an ability declares with `#[ability(tags =
+    /// [...])]`: a dispatcher not granted every tag a tool requires
+    /// refuses its calls with `missing-permission-tag` before the handler
+    /// runs. For an external tool, this is the only place to declare them.
     pub fn require_tags<S: Into<String>>(
         mut self,
         tool: &str,
@@ -326,7 +327,9 @@ impl DispatcherBuilder {
         self
     }
 
-    /// Grants this dispatcher permission tags.
+    /// Grants this dispatcher permission tags: the set every tag a tool
+    /// requires (declared on the ability or with
+    /// [`require_tags`](Self::require_tags)) is checked against.
     pub fn grant_tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
         self.granted_tags.extend(tags.into_iter().map(Into::into));
         self
@@ -350,6 +353,18 @@ impl DispatcherBuilder {
     /// The dispatcher.
     pub fn build(self) -> Dispatcher {
         let channels = self.channels.index(&self.registry);
+        // The tags abilities declare join those configured here, so one
+        // check (step 4) enforces both.
+        let mut required_tags = self.required_tags;
+        for entry in self.registry.iter() {
+            let declared = entry.spec().tags();
+            if !declared.is_empty() {
+                required_tags
+                    .entry(entry.name().to_owned())
+                    .or_default()
+                    .extend(declared.iter().map(|tag| (*tag).to_owned()));
+            }
+        }
         let policy = PolicyStore::new(self.policy, &self.registry);
         Dispatcher {
             registry: self.registry,
@@ -359,7 +374,7 @@ impl DispatcherBuilder {
             rate_limit: self.rate_limit,
             rate_counter: self.rate_counter,
             external: self.external,
-            required_tags: self.required_tags,
+            required_tags,
             granted_tags: self.granted_tags,
             channels,
             trace_payloads: self.trace_payloads,

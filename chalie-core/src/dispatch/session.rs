@@ -1,5 +1,6 @@
 //! What the dispatcher keeps per session.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::background::BackgroundCalls;
@@ -10,6 +11,8 @@ use super::reuse::ReuseRuns;
 #[derive(Debug, Default)]
 pub(crate) struct Session {
     pub(crate) window: Mutex<Window>,
+    /// The windows of the abilities that declare a rate limit, by name.
+    pub(crate) ability_windows: Mutex<HashMap<&'static str, Window>>,
     pub(crate) reuse: Mutex<ReuseRuns>,
     pub(crate) background: BackgroundCalls,
 }

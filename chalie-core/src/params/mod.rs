@@ -7,12 +7,14 @@ mod default;
 mod error;
 mod list;
 mod message;
+mod open;
 mod reader;
 mod schema;
 mod schemars_type;
 mod types;
 
 pub use error::{ParamError, ParamErrors, Problem};
+pub use open::{OpenObject, OpenShape, find_open_object};
 pub use schemars_type::Schemars;
 pub(crate) use schemars_type::{Closed, inlined_schema_for};
 pub use types::Bounded;

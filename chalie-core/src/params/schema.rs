@@ -5,6 +5,7 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 
 use serde_json::{Map, Value, json};
 
+use super::open::mark_recursive;
 use super::{Bounds, DefaultLiteral};
 
 /// One field as `#[derive(Params)]` describes it: plain data, written
@@ -60,10 +61,11 @@ pub fn params_schema(fields: &'static [FieldSpec]) -> &'static Value {
         return schema;
     }
     // Built with no lock held: a field's schema may be another struct's,
-    // asked for from here. A struct that contains itself (`Vec<Self>`)
-    // would ask for its own schema without end: inside itself it is an
-    // open object, so its schema is finite (its arguments are still
-    // parsed and checked in full, at any depth the JSON has).
+    // asked for from here. A struct that contains itself through another
+    // (`#[derive(Params)]` refuses `Vec<Self>` itself) would ask for its
+    // own schema without end: inside itself it is an
+    // object marked as recurring, so its schema is finite, and the
+    // registry refuses it with the field's path.
     if BUILDING.with_borrow(|building| building.contains(&key)) {
         return recursive_schema();
     }
@@ -91,10 +93,10 @@ thread_local! {
 fn recursive_schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        json!({
-            "type": "object",
-            "description": "An object of the same shape as the one it is in."
-        })
+        let mut schema = Map::new();
+        schema.insert("type".into(), "object".into());
+        mark_recursive(&mut schema);
+        Value::Object(schema)
     })
 }
 

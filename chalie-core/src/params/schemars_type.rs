@@ -7,13 +7,17 @@ use serde_json::Value;
 
 use super::ParamType;
 use super::error::{ParamErrors, Problem};
+use super::open::mark_recursive;
 
 /// A parameter whose schema comes from `schemars` and whose value is parsed
 /// by serde, for nested types that already derive both.
 ///
 /// The schema is inlined: `$ref`, `$defs`, `$schema` and `title` are
-/// removed, and objects get `additionalProperties: false`. Recursive types
-/// cannot be inlined and are described as a plain object.
+/// removed, and objects get `additionalProperties: false`. A type whose
+/// schema holds an object without properties (a map, `serde_json::Value`,
+/// a type that contains itself) is refused by [`registry()`](crate::registry)
+/// with the field's path and the fix: providers reject such objects or let
+/// the model invent their fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schemars<T>(pub T);
 
@@ -39,7 +43,7 @@ pub(crate) enum Closed {
 }
 
 /// The schemars schema of `T`, inlined: no `$ref`, `$defs`, `$schema` or
-/// `title`; a recursive type becomes a plain object.
+/// `title`; where a recursive type recurs, an object marked as such.
 pub(crate) fn inlined_schema_for<T: JsonSchema>(closed: Closed) -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| settings.inline_subschemas = true)
@@ -58,11 +62,20 @@ fn tidy(schema: &mut Value, closed: Closed) {
             if map.contains_key("$ref") {
                 map.clear();
                 map.insert("type".into(), "object".into());
+                mark_recursive(map);
                 return;
             }
-            if closed == Closed::Yes && map.get("type").and_then(Value::as_str) == Some("object") {
-                map.entry("properties")
-                    .or_insert_with(|| Value::Object(Default::default()));
+            // Only an object that lists its properties is closed: one
+            // without (a map, a struct of no fields) is left as schemars
+            // wrote it, for the registry to refuse by what it is.
+            let lists_properties = map
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|properties| !properties.is_empty());
+            if closed == Closed::Yes
+                && lists_properties
+                && map.get("type").and_then(Value::as_str) == Some("object")
+            {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
             for (key, value) in map.iter_mut() {

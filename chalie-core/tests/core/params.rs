@@ -225,34 +225,48 @@ fn valid_arguments_validate_against_the_schema() {
     assert!(TripParams::from_arguments(&bad).is_err());
 }
 
-/// A tree of named nodes: a struct that contains itself.
+/// A tree of named nodes: a struct that contains itself through another
+/// (`#[derive(Params)]` refuses `Vec<Self>` at the type; the registry
+/// refuses this one, see the `refused` tests).
 #[derive(Params)]
 struct TreeParams {
     /// The node's name.
     name: String,
-    /// The node's children.
-    children: Vec<TreeParams>,
+    /// The node's branches.
+    children: Vec<Branch>,
+}
+
+#[derive(Params)]
+struct Branch {
+    /// The subtree on this branch.
+    tree: TreeParams,
 }
 
 #[test]
-fn a_struct_that_contains_itself_has_a_finite_schema_and_parses_at_depth() {
+fn a_struct_that_contains_itself_has_a_finite_schema_marked_open_and_parses_at_depth() {
     let schema = <TreeParams as Params>::schema();
-    assert_eq!(
-        schema["properties"]["children"]["items"],
-        json!({ "type": "object", "description": "An object of the same shape as the one it is in." })
-    );
+    let recurring = &schema["properties"]["children"]["items"]["properties"]["tree"];
+    assert_eq!(recurring["type"], "object");
+    assert!(recurring.get("properties").is_none(), "{recurring}");
+    let open = chalie_core::params::find_open_object(schema).expect("the recursion is open");
+    assert_eq!(open.path, "children[].tree");
+    assert_eq!(open.shape, chalie_core::params::OpenShape::Recursive);
     let tree = TreeParams::from_arguments(&json!({
         "name": "root",
-        "children": [{ "name": "leaf", "children": [{ "name": "deeper", "children": [] }] }]
+        "children": [{ "tree": { "name": "leaf", "children": [{ "tree": { "name": "deeper", "children": [] } }] } }]
     }))
     .expect("a finite tree parses");
-    assert_eq!(tree.children[0].children[0].name, "deeper");
+    assert_eq!(tree.children[0].tree.children[0].tree.name, "deeper");
     // Checked in full at every depth.
-    let error =
-        TreeParams::from_arguments(&json!({ "name": "root", "children": [{ "children": [] }] }))
-            .err()
-            .unwrap();
-    assert!(error.to_string().contains("children[0].name"), "{error}");
+    let error = TreeParams::from_arguments(
+        &json!({ "name": "root", "children": [{ "tree": { "children": [] } }] }),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        error.to_string().contains("children[0].tree.name"),
+        "{error}"
+    );
 }
 
 /// A ratio bounded at a value an `f32` cannot hold exactly.

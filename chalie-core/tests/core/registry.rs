@@ -45,7 +45,10 @@ fn duplicate_names_are_an_error_naming_both_definitions() {
         name,
         first,
         second,
-    } = &error;
+    } = &error
+    else {
+        panic!("expected a duplicate name, got {error}");
+    };
     assert_eq!(*name, "weather");
     assert_eq!(first, second);
     let message = error.to_string();

@@ -212,3 +212,25 @@ pub async fn transfer(params: TransferParams, turn: &Turn) -> ToolResult {
     note(turn, &format!("transfer:{}", params.amount));
     ToolResult::success(format!("moved {}", params.amount))
 }
+
+/// Exports the account's data; expensive, so it declares a limit of its
+/// own, well under the session's. A write: each call runs, none reuses an
+/// earlier one's result.
+#[ability(
+    rate_limit = "3/hour",
+    examples = ["export my data", "download everything", "give me a data dump", "export the account", "send me an archive", "back up my data"],
+)]
+pub async fn export(turn: &Turn) -> ToolResult {
+    note(turn, "export");
+    ToolResult::success("exported")
+}
+
+/// Refunds an order; declares the permission tag it needs.
+#[ability(
+    tags = ["orders:write"],
+    examples = ["refund my order", "give me my money back", "cancel and refund", "return this purchase", "refund the last order", "I want a refund"],
+)]
+pub async fn refund(turn: &Turn) -> ToolResult {
+    note(turn, "refund");
+    ToolResult::success("refunded")
+}

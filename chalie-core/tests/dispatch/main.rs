@@ -8,6 +8,7 @@
 mod abilities;
 mod allow;
 mod background;
+mod declared;
 mod envelope;
 mod extensions;
 mod failures;

@@ -101,6 +101,16 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
             }
         }
     });
+    // Only what was declared is added to the spec: an ability without a
+    // rate limit or tags compiles no more than before.
+    let rate_limit = ability.rate_limit.as_ref().map(|limit| {
+        let (calls, seconds) = (limit.calls, limit.seconds);
+        quote!(.__with_rate_limit(#private::RateLimit::new(#calls, ::core::time::Duration::from_secs(#seconds))))
+    });
+    let tags = (!ability.tags.is_empty()).then(|| {
+        let tags = &ability.tags;
+        quote!(.__with_tags(&[#(#tags),*]))
+    });
     let location = quote_spanned! {ability.name_span=>
         #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!())
     };
@@ -134,7 +144,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
                     toolset: #toolset,
                     actions: &[#(#action_specs),*],
                     location: #location,
-                });
+                })#rate_limit #tags;
 
                 #permission
 

@@ -19,6 +19,8 @@ pub(crate) const VALID_KEYS: &[&str] = &[
     "version",
     "toolset",
     "permission",
+    "rate_limit",
+    "tags",
     "crate",
 ];
 
@@ -29,6 +31,11 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("title", "tooltip"),
     ("example", "examples"),
     ("read_only", "effect"),
+    ("rate", "rate_limit"),
+    ("limit", "rate_limit"),
+    ("ratelimit", "rate_limit"),
+    ("permissions", "tags"),
+    ("requires", "tags"),
 ];
 
 /// Keys that would let an ability supply the descriptor chalie assembles.
@@ -59,6 +66,11 @@ pub(crate) struct AbilityAttrs {
     /// `permission = path::to::fn`: derives the permission from the
     /// parsed parameters.
     pub(crate) permission: Option<syn::Path>,
+    /// `rate_limit = "3/hour"`, as written.
+    pub(crate) rate_limit: Option<syn::LitStr>,
+    /// `tags = ["orders:read"]`: the permission tags a dispatcher must be
+    /// granted to run the ability.
+    pub(crate) tags: Option<syn::ExprArray>,
 }
 
 /// `examples = [...]` with the span of the whole list.
@@ -99,6 +111,21 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
             "version" => once!(version, meta.value()?.parse::<syn::LitStr>()?),
             "toolset" => once!(toolset, meta.value()?.parse::<syn::LitStr>()?),
             "permission" => once!(permission, meta.value()?.parse::<syn::Path>()?),
+            "rate_limit" => {
+                let value: syn::Expr = meta.value()?.parse()?;
+                let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(literal),
+                    ..
+                }) = value
+                else {
+                    return Err(syn::Error::new_spanned(
+                        value,
+                        "`rate_limit` takes a string of calls per period, e.g. `rate_limit = \"3/hour\"`",
+                    ));
+                };
+                once!(rate_limit, literal)
+            }
+            "tags" => once!(tags, meta.value()?.parse::<syn::ExprArray>()?),
             "discoverable" => once!(discoverable, meta.value()?.parse::<syn::LitBool>()?),
             "internal" => {
                 let flag = if meta.input.peek(syn::Token![=]) {

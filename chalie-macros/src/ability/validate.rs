@@ -26,8 +26,18 @@ pub(crate) struct Ability {
     pub(crate) version: String,
     pub(crate) toolset: String,
     pub(crate) permission: Option<syn::Path>,
+    /// `rate_limit`: at most `calls` per `seconds`, per session.
+    pub(crate) rate_limit: Option<RateLimit>,
+    /// `tags`: the permission tags a dispatcher must be granted.
+    pub(crate) tags: Vec<String>,
     pub(crate) actions: Vec<Action>,
     pub(crate) signature: Signature,
+}
+
+/// A validated `rate_limit = "3/hour"`.
+pub(crate) struct RateLimit {
+    pub(crate) calls: u32,
+    pub(crate) seconds: u64,
 }
 
 /// One declared action and the parameters it requires.
@@ -116,6 +126,15 @@ pub(crate) fn validate(
         );
     }
     check_error_codes(body.clone(), ctxt);
+    let rate_limit = attrs
+        .rate_limit
+        .as_ref()
+        .and_then(|literal| check_rate_limit(literal, ctxt));
+    let tags = attrs
+        .tags
+        .as_ref()
+        .map(|list| check_tags(list, ctxt))
+        .unwrap_or_default();
 
     Ability {
         krate: attrs
@@ -132,9 +151,114 @@ pub(crate) fn validate(
         version,
         toolset,
         permission: attrs.permission,
+        rate_limit,
+        tags,
         actions,
         signature,
     }
+}
+
+/// The periods a declared rate limit counts over, in seconds.
+const RATE_PERIODS: &[(&str, u64)] = &[
+    ("second", 1),
+    ("minute", 60),
+    ("hour", 3_600),
+    ("day", 86_400),
+];
+
+/// A rate limit reads `CALLS/PERIOD`: a whole number of calls, at least
+/// one, per `second`, `minute`, `hour` or `day`.
+fn check_rate_limit(literal: &syn::LitStr, ctxt: &mut Ctxt) -> Option<RateLimit> {
+    let written = literal.value();
+    let periods = RATE_PERIODS
+        .iter()
+        .map(|(period, _)| format!("`{period}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some((calls, period)) = written.split_once('/') else {
+        ctxt.error_spanned_by(
+            literal,
+            format!(
+                "rate limit `{written}` is not `CALLS/PERIOD`; write e.g. `rate_limit = \"3/hour\"`, with a period of {periods}"
+            ),
+        );
+        return None;
+    };
+    let (calls, period) = (calls.trim(), period.trim());
+    let calls = match calls.parse::<u32>() {
+        Ok(0) => {
+            ctxt.error_spanned_by(
+                literal,
+                "a rate limit of 0 calls allows none; allow at least 1, or remove the ability",
+            );
+            return None;
+        }
+        Ok(calls) => calls,
+        Err(_) => {
+            ctxt.error_spanned_by(
+                literal,
+                format!(
+                    "rate limit `{written}` does not start with a whole number of calls; write e.g. `rate_limit = \"3/hour\"`"
+                ),
+            );
+            return None;
+        }
+    };
+    let singular = period.strip_suffix('s').unwrap_or(period);
+    let Some((_, seconds)) = RATE_PERIODS.iter().find(|(name, _)| *name == singular) else {
+        let names: Vec<&str> = RATE_PERIODS.iter().map(|(name, _)| *name).collect();
+        let meant = names::closest(period, &names)
+            .map(|name| format!("did you mean `{name}`? "))
+            .unwrap_or_default();
+        ctxt.error_spanned_by(
+            literal,
+            format!("unknown rate-limit period `{period}`; {meant}expected one of {periods}"),
+        );
+        return None;
+    };
+    Some(RateLimit {
+        calls,
+        seconds: *seconds,
+    })
+}
+
+/// Permission tags are non-empty string literals without spaces, each
+/// listed once; a dispatcher must be granted every one to run the ability.
+fn check_tags(list: &syn::ExprArray, ctxt: &mut Ctxt) -> Vec<String> {
+    if list.elems.is_empty() {
+        ctxt.error_spanned_by(
+            list,
+            "`tags` lists at least one permission tag, e.g. `tags = [\"orders:read\"]`; an ability that needs none takes no `tags`",
+        );
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for element in &list.elems {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(literal),
+            ..
+        }) = element
+        else {
+            ctxt.error_spanned_by(
+                element,
+                "a permission tag is a string literal, e.g. `\"orders:read\"`",
+            );
+            continue;
+        };
+        let tag = literal.value();
+        if tag.is_empty() || tag.chars().any(char::is_whitespace) {
+            ctxt.error_spanned_by(
+                literal,
+                format!(
+                    "permission tag `{tag}` is empty or has spaces; write it as one word, e.g. `orders:read`"
+                ),
+            );
+        } else if tags.contains(&tag) {
+            ctxt.error_spanned_by(literal, format!("permission tag `{tag}` is listed twice"));
+        } else {
+            tags.push(tag);
+        }
+    }
+    tags
 }
 
 /// Names follow `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 64 characters.

@@ -37,8 +37,6 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
         let name = &field.name;
         let ty = &field.ty;
         let description = &field.description;
-        // `Self` in a field type means the struct.
-        let ty = replace_self(quote!(#ty), ident);
         // The type is reached through `<Type as ParamType>` once per field
         // (and `<Type as Bounded>` for a bounded field), with the user's
         // own tokens: a type without a schema is one error at the field's
@@ -103,7 +101,6 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             .rev()
             .fold((quote!(()), quote!(())), |(list, pattern), field| {
                 let ty = &field.ty;
-                let ty = replace_self(quote!(#ty), ident);
                 let local = &field.ident;
                 (
                     quote!((<#ty as #private::ParamType>::FIELD, #list)),
@@ -217,25 +214,6 @@ fn clamp_check(
             #private::ClampSite { field: #name, ty: #ty },
         ));
     }
-}
-
-/// `tokens` with every `Self` replaced by `ident`, spans kept.
-fn replace_self(tokens: TokenStream, ident: &syn::Ident) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|token| match token {
-            proc_macro2::TokenTree::Ident(word) if word == "Self" => {
-                proc_macro2::TokenTree::Ident(syn::Ident::new(&ident.to_string(), word.span()))
-            }
-            proc_macro2::TokenTree::Group(group) => {
-                let mut replaced =
-                    proc_macro2::Group::new(group.delimiter(), replace_self(group.stream(), ident));
-                replaced.set_span(group.span());
-                proc_macro2::TokenTree::Group(replaced)
-            }
-            other => other,
-        })
-        .collect()
 }
 
 /// The type as a user wrote it, without the spaces token printing adds.

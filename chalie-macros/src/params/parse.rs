@@ -168,6 +168,9 @@ pub(crate) fn parse_struct(
         .iter()
         .filter_map(|field| parse_field(field, ctxt))
         .collect();
+    for field in &fields {
+        super::validate::check_not_recursive(&field.ty, &input.ident, ctxt);
+    }
     check_field_actions(&input.ident, &fields, ctxt);
     Some(ParamsStruct {
         krate,
@@ -190,6 +193,7 @@ fn parse_field(field: &syn::Field, ctxt: &mut Ctxt) -> Option<Field> {
     } else if let Some(problem) = names::snake_case_problem("parameter", &name) {
         ctxt.error_spanned_by(&ident, problem);
     }
+    super::validate::check_closed_type(&field.ty, ctxt);
     let description = docs::collect(&field.attrs);
     if description.is_empty() {
         ctxt.error_spanned_by(

@@ -47,6 +47,13 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE run_events (run_id TEXT NOT NULL, ord BIGSERIAL, body TEXT NOT NULL);
     CREATE INDEX run_events_by_run ON run_events (run_id, ord);
     ",
+    // 3: the rate windows of abilities that declare a limit, beside the
+    // session's (the ability `''`).
+    "
+    ALTER TABLE rate_calls ADD COLUMN ability TEXT NOT NULL DEFAULT '';
+    DROP INDEX rate_calls_by_session;
+    CREATE INDEX rate_calls_by_scope ON rate_calls (session_id, ability, at);
+    ",
 ];
 
 /// The version this code brings a database to.
