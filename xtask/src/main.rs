@@ -7,6 +7,7 @@ mod bench_dispatch;
 mod bench_replicas;
 mod build_time;
 mod ci;
+mod cycles;
 mod index;
 mod lint;
 mod manifest;
@@ -57,6 +58,8 @@ commands:
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
   golden [FILE] [--min-recall X] [--min-abstention X]   find_tools over the assistant's golden
                                requests on the built index (default: its set and CI's gate)
+  cycles [--report]            import cycles between the files of each crate; fails on any
+                               (--report: list them and pass)
   lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)
   tokens [--abilities N]       tokens (o200k_base) of tool definitions and results per request of
                                the demo, per provider; fails when a token goal is missed";
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
         "lint" => lint::run(&rest),
+        "cycles" => cycles::run(&rest),
         "index" | "eval" | "golden" | "fetch-model" | "tokens" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
         "postgres" => postgres::run(&rest),

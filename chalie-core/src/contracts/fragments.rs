@@ -229,7 +229,7 @@ impl ParamType for Fields {
 /// assert_eq!(shape.apply(Format::Concise, Some(&due), vec![item.clone()]).unwrap(), [json!({ "due": "2026-03-05" })]);
 /// let wrong = Fields(vec!["owner".into()]);
 /// let error = shape.apply(Format::Detailed, Some(&wrong), vec![item]).unwrap_err();
-/// assert_eq!(error.as_error().unwrap().code(), "invalid-arguments");
+/// assert_eq!(error.as_error().unwrap().code().as_str(), "invalid-arguments");
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ItemShape {
