@@ -52,9 +52,12 @@ async fn an_approval_given_after_a_restart_completes_the_run() {
     assert_eq!(
         names(&events),
         [
+            "run.started",
             "agent.phase.changed", // executing_tool
-            "tool.started",
+            // Answered while the process was down: the call starts after
+            // the answer, as it would have live.
             "tool.approval_response",
+            "tool.started",
             "tool.completed",
             "agent.phase.changed", // reading_result
             "message.delta",
@@ -175,9 +178,10 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
     assert_eq!(
         names(&events),
         [
+            "run.started",
             "agent.phase.changed",
-            "tool.started",
             "tool.approval_response",
+            "tool.started",
             "tool.completed",
             "agent.phase.changed",
             "message.delta",
