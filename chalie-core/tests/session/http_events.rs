@@ -160,7 +160,10 @@ async fn the_event_stream_keeps_its_order_and_the_history_gives_the_cards_back()
     let model = Arc::new(ScriptedModel::new([
         Reply::tool_call("card_notes", json!({ "query": "rent" })),
         Reply::deltas(["Rent is due."]),
-        Reply::tool_call("shelve_task", json!({ "id": 7 })),
+        Reply::tool_call(
+            "shelve_task",
+            json!({ "id": 7, "act_summary": "Shelving task 7" }),
+        ),
         Reply::deltas(["Shelved."]),
         Reply::tool_call("shelve_task", json!({ "id": 8 })),
         Reply::deltas(["Kept it."]),
@@ -198,7 +201,8 @@ async fn the_event_stream_keeps_its_order_and_the_history_gives_the_cards_back()
     let notes_card = json!({ "title": "Notes[31m on rent", "count": 2 });
     assert_eq!(read.event("tool.completed")["card"], notes_card);
 
-    // An approved write: asked, answered, then started, then completed.
+    // An approved write: asked, answered, then started, then its progress
+    // (the model's `act_summary`), then completed.
     let run_id = send(&base, &session, "shelve task 7").await;
     let read = read_answering(&base, &run_id, "approve").await;
     assert_eq!(
@@ -210,6 +214,7 @@ async fn the_event_stream_keeps_its_order_and_the_history_gives_the_cards_back()
             "tool.approval_required",
             "tool.approval_response",
             "tool.started",
+            "tool.progress",
             "tool.completed",
             PHASE,
             "message.delta",
@@ -219,6 +224,10 @@ async fn the_event_stream_keeps_its_order_and_the_history_gives_the_cards_back()
         ]
     );
     assert_eq!(read.event("tool.approval_response")["approved"], true);
+    assert_eq!(
+        read.event("tool.started")["activity"]["label"],
+        "Shelving task 7"
+    );
     assert_eq!(
         read.event("tool.completed")["card"],
         json!({ "shelved": 7 })
