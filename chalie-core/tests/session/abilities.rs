@@ -178,7 +178,7 @@ pub fn report_gate(session: &str) -> std::sync::Arc<tokio::sync::Notify> {
 pub async fn slow_report(turn: &Turn) -> ToolResult {
     report_gate(turn.session_id()).notified().await;
     note(turn, "slow_report".into());
-    ToolResult::success("report: 12 tasks done")
+    ToolResult::success("report: 12 tasks done").with_card(serde_json::json!({ "done": 12 }))
 }
 
 /// Reads the notes on a topic and declares a card for the UI, with text
