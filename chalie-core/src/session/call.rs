@@ -177,6 +177,18 @@ fn keep_when_finished(core: &Core, session_id: &str, mut record: ToolCallRecord)
     });
 }
 
+/// How the message delivering a background call's result to the model
+/// begins. It is stored as the user's (the call already has its one tool
+/// answer, the receipt), so [`is_background_notice`] tells it apart.
+const BACKGROUND_NOTICE: &str = "The background call ";
+
+/// Whether `message` delivers a background call's result to the model:
+/// the user never wrote it, and a client's history leaves it out (the
+/// call's card stands for it).
+pub(crate) fn is_background_notice(message: &Message) -> bool {
+    message.role == super::model::Role::User && message.content.starts_with(BACKGROUND_NOTICE)
+}
+
 /// Delivers the session's background calls that finished since the last
 /// request (also before a restart): each final envelope goes into the
 /// conversation, so the next model request carries it, in this run or the
@@ -199,7 +211,7 @@ pub(crate) fn deliver_background(
             ToolCallStatus::Finished => {
                 let envelope = record.envelope.clone().unwrap_or_default();
                 let message = format!(
-                    "The background call `{}` ({}) has finished. Its result:\n{envelope}",
+                    "{BACKGROUND_NOTICE}`{}` ({}) has finished. Its result:\n{envelope}",
                     record.call_id, record.tool
                 );
                 (envelope, message)
@@ -219,7 +231,7 @@ pub(crate) fn deliver_background(
                 );
                 let envelope = crate::envelope::render_envelope(&record.tool, None, &result);
                 let message = format!(
-                    "The background call `{}` ({}) did not finish:\n{envelope}",
+                    "{BACKGROUND_NOTICE}`{}` ({}) did not finish:\n{envelope}",
                     record.call_id, record.tool
                 );
                 (envelope, message)

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::call::is_background_notice;
 use super::model::Role;
 use super::sessions::{SessionError, Sessions};
 use super::store::ToolCallStatus;
@@ -54,8 +55,9 @@ pub struct HistoryToolCall {
 impl Sessions {
     /// The session's messages as a client shows them, in order: the
     /// user's and the assistant's, each assistant message with the tool
-    /// calls it made and their cards. Tool results and instructions, which
-    /// only the model reads, are left out. Empty for a session with no
+    /// calls it made and their cards. Tool results, instructions and the
+    /// notices delivering a background call's result, which only the model
+    /// reads, are left out. Empty for a session with no
     /// message yet.
     pub fn history(&self, session_id: &str) -> Result<Vec<HistoryMessage>, SessionError> {
         let store = self.store();
@@ -63,7 +65,8 @@ impl Sessions {
         let mut calls_by_run: HashMap<String, Vec<super::store::ToolCallRecord>> = HashMap::new();
         let mut history = Vec::new();
         for stored in messages {
-            if !matches!(stored.message.role, Role::User | Role::Assistant) {
+            let shown = matches!(stored.message.role, Role::User | Role::Assistant);
+            if !shown || is_background_notice(&stored.message) {
                 continue;
             }
             if !calls_by_run.contains_key(&stored.run_id) {
