@@ -72,8 +72,6 @@ impl GateHook for SessionGate {
                     })
                     .map_err(|error| error.to_string())?,
             }
-            // The call starts only once the human said yes.
-            self.starts.hold(&request.call_id);
             self.events.push(Event::ToolApprovalRequired {
                 tool_key: request.tool.clone(),
                 tool_call_id: request.call_id.clone(),
@@ -81,8 +79,12 @@ impl GateHook for SessionGate {
             });
             match answer.await {
                 Ok(approved) => Ok(self.answered(request, approved)),
-                // The waiter was replaced by a resumed run of the same call.
-                Err(_) => Err("the approval moved to a resumed run".into()),
+                // The waiter was replaced by a resumed run of the same call,
+                // which starts it there if the answer is yes.
+                Err(_) => {
+                    self.starts.discard(&request.call_id);
+                    Err("the approval moved to a resumed run".into())
+                }
             }
         })
     }
