@@ -155,6 +155,7 @@ fn bench_session(c: &mut Criterion, runtime: &tokio::runtime::Runtime) {
                     success: true,
                     reused: false,
                     added_to_plan: false,
+                    card: None,
                 });
                 // Both are in the log already: each read returns at once.
                 for _ in 0..2 {

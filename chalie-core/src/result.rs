@@ -27,6 +27,7 @@ enum Outcome {
     Success {
         body: Body,
         media: Option<Box<Media>>,
+        card: Option<Box<Value>>,
     },
     Error(Box<ToolError>),
 }
@@ -46,6 +47,7 @@ impl ToolResult {
             outcome: Outcome::Success {
                 body: body.into(),
                 media: None,
+                card: None,
             },
             metadata: Vec::new(),
         }
@@ -80,6 +82,34 @@ impl ToolResult {
     pub fn with_media(mut self, media: Media) -> Self {
         if let Outcome::Success { media: slot, .. } = &mut self.outcome {
             *slot = Some(Box::new(media));
+        }
+        self
+    }
+
+    /// Adds what a UI's card for this call shows (a title, a count, the
+    /// items it touched); the model never sees it. Session events carry it
+    /// on `tool.completed` and a session's history keeps it, so a client
+    /// rebuilds the card after a reload. Only a success carries a card; on
+    /// an error this does nothing.
+    ///
+    /// The card is made safe to show here, once: every string (keys too)
+    /// loses its control characters (newlines and tabs stay) and the
+    /// bidirectional overrides that can disguise text; a card still longer
+    /// than [`CARD_MAX_BYTES`] as compact JSON is replaced by
+    /// `{"omitted": "card-too-large", "bytes": N, "limit": CARD_MAX_BYTES}`,
+    /// so the event stays small and the UI can say why nothing is shown.
+    ///
+    /// ```
+    /// use chalie_core::ToolResult;
+    /// use serde_json::json;
+    ///
+    /// let result = ToolResult::success("3 tasks")
+    ///     .with_card(json!({ "title": "Open tasks\u{7}", "count": 3 }));
+    /// assert_eq!(result.card(), Some(&json!({ "title": "Open tasks", "count": 3 })));
+    /// ```
+    pub fn with_card(mut self, card: impl Into<Value>) -> Self {
+        if let Outcome::Success { card: slot, .. } = &mut self.outcome {
+            *slot = Some(Box::new(bounded_card(card.into())));
         }
         self
     }
@@ -135,6 +165,15 @@ impl ToolResult {
         }
     }
 
+    /// The card of a success, as [`with_card`](Self::with_card) made it
+    /// safe to show.
+    pub fn card(&self) -> Option<&Value> {
+        match &self.outcome {
+            Outcome::Success { card, .. } => card.as_deref(),
+            Outcome::Error(_) => None,
+        }
+    }
+
     /// The error, if this is one.
     pub fn as_error(&self) -> Option<&ToolError> {
         match &self.outcome {
@@ -147,6 +186,49 @@ impl ToolResult {
     pub fn metadata(&self) -> &[(String, Scalar)] {
         &self.metadata
     }
+}
+
+/// The longest card, as compact JSON, that [`ToolResult::with_card`]
+/// keeps: a card is a summary for a UI, and it travels in every
+/// `tool.completed` event and the session's history.
+pub const CARD_MAX_BYTES: usize = 4096;
+
+/// The card as a UI may show it: strings cleaned, size bounded. The one
+/// place the card rule lives; events and stores carry its output as is.
+fn bounded_card(card: Value) -> Value {
+    let card = sanitized(card);
+    let bytes = serde_json::to_string(&card).map_or(usize::MAX, |text| text.len());
+    if bytes <= CARD_MAX_BYTES {
+        return card;
+    }
+    serde_json::json!({ "omitted": "card-too-large", "bytes": bytes, "limit": CARD_MAX_BYTES })
+}
+
+fn sanitized(value: Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(shown_text(&text)),
+        Value::Array(items) => Value::Array(items.into_iter().map(sanitized).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, value)| (shown_text(&key), sanitized(value)))
+                .collect(),
+        ),
+        scalar => scalar,
+    }
+}
+
+/// `text` without what a terminal or a page would act on rather than show:
+/// control characters other than newline and tab, and the bidirectional
+/// embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069).
+fn shown_text(text: &str) -> String {
+    text.chars()
+        .filter(|c| {
+            let control = c.is_control() && !matches!(c, '\n' | '\t');
+            let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+            !control && !bidi
+        })
+        .collect()
 }
 
 fn metadata_key(key: &str) -> String {

@@ -17,5 +17,6 @@ pub fn tool_call_record(number: u64) -> ToolCallRecord {
             "[lookup(status=success)]\n{\"query\":\"rust\",\"found\":1}\n[end:lookup]".into(),
         ),
         execution_ms: 1,
+        card: None,
     }
 }

@@ -186,8 +186,9 @@ impl Dispatcher {
     }
 }
 
-/// A write about to run in a session: the session records it first (see
-/// [`GateHook::executing`]); when it cannot, the write does not run.
+/// A call about to run in a session: a write is recorded first (see
+/// [`GateHook::executing`]; when it cannot be, it does not run), then the
+/// session hears that the call runs ([`GateHook::running`]).
 ///
 /// The call's id is read only then: a numbered id is only made text for a
 /// session's write.
@@ -204,10 +205,14 @@ fn executing(
         return Gate::Pass(decision);
     };
     if effect != Effect::Write {
+        hook.running(call_id);
         return Gate::Pass(decision);
     }
     match hook.executing(call_id) {
-        Ok(()) => Gate::Pass(decision),
+        Ok(()) => {
+            hook.running(call_id);
+            Gate::Pass(decision)
+        }
         Err(why) => Gate::Block(
             GateDecision::Rejected,
             Refusal::NotRecorded,

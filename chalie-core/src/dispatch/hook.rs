@@ -39,6 +39,11 @@ pub(crate) trait GateHook: Send + Sync {
     /// its 0-based index.
     fn capture(&self, call_id: &str, tool: &str, input: &Value) -> Result<usize, HookError>;
 
+    /// The call passed the gate (after the approval, when one was asked)
+    /// and runs next: a session tells its client the call started, so a
+    /// card never shows a call as running before the human said yes.
+    fn running(&self, call_id: &str);
+
     /// A write passed the gate and its body runs next. The host records
     /// that before it happens, so a run resumed after its driver died does
     /// not run the write a second time; an error keeps the write from

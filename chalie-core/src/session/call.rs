@@ -9,6 +9,7 @@ use super::core::Core;
 use super::event::{Activity, Event, EventError};
 use super::model::{Message, ModelToolCall};
 use super::seam::millis;
+use super::start::Starts;
 use super::store::{StoreError, ToolCallRecord, ToolCallStatus};
 use super::stream::EventLog;
 use crate::{ToolCall, Turn, descriptor::ACT_SUMMARY_FIELD, dispatch::Refusal, turn::CallStatus};
@@ -19,11 +20,14 @@ pub(crate) struct CallOutcome {
     pub(crate) rate_limited: bool,
 }
 
-/// Dispatches `call`, streaming its events and recording it.
+/// Dispatches `call`, streaming its events and recording it. Its
+/// `tool.started` goes out when the call runs (see [`Starts`]), after any
+/// approval, and before its outcome.
 pub(crate) async fn run_call(
     core: &Core,
     turn: &Turn,
     events: &EventLog,
+    starts: &Starts,
     message_seq: u64,
     call: &ModelToolCall,
 ) -> Result<CallOutcome, StoreError> {
@@ -42,11 +46,14 @@ pub(crate) async fn run_call(
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| call.name.clone());
-    events.push(Event::ToolStarted {
-        tool_key: call.name.clone(),
-        call_id: call.id.clone(),
-        activity: Activity { label },
-    });
+    starts.prepare(
+        &call.id,
+        Event::ToolStarted {
+            tool_key: call.name.clone(),
+            call_id: call.id.clone(),
+            activity: Activity { label },
+        },
+    );
     let mut record = ToolCallRecord {
         run_id: turn.run_id().to_owned(),
         message_seq,
@@ -56,6 +63,7 @@ pub(crate) async fn run_call(
         status: ToolCallStatus::Started,
         envelope: None,
         execution_ms: 0,
+        card: None,
     };
     core.store.put_tool_call(&record)?;
 
@@ -67,6 +75,8 @@ pub(crate) async fn run_call(
             ToolCall::new(&*call.name, call.arguments.clone()).with_id(&*call.id),
         )
         .await;
+    // A call refused before the gate starts now, just before its outcome.
+    starts.settle(&call.id, events);
     let trail_record = dispatched.record();
     let execution_ms = millis(trail_record.duration);
     let mut rate_limited = false;
@@ -84,6 +94,7 @@ pub(crate) async fn run_call(
                 success: true,
                 reused: trail_record.reused,
                 added_to_plan,
+                card: dispatched.result.card().cloned(),
             });
         }
         Some(error) => {
@@ -126,6 +137,7 @@ pub(crate) async fn run_call(
     };
     record.execution_ms = execution_ms;
     record.envelope = Some(dispatched.envelope.clone());
+    record.card = dispatched.result.card().cloned();
     // The outcome and the message the model reads are stored together: a
     // run resumed elsewhere never finds a finished call without its result
     // (and runs it again) nor a result without its record.
@@ -154,6 +166,7 @@ fn keep_when_finished(core: &Core, session_id: &str, mut record: ToolCallRecord)
         };
         record.status = ToolCallStatus::Finished;
         record.execution_ms = millis(done.record().duration);
+        record.card = done.result.card().cloned();
         record.envelope = Some(done.envelope);
         // A store that fails here leaves the call `background`, which the
         // next run reports as interrupted rather than losing silently.
@@ -162,6 +175,18 @@ fn keep_when_finished(core: &Core, session_id: &str, mut record: ToolCallRecord)
         // that this process still holds the call.
         background.forget(&record.call_id);
     });
+}
+
+/// How the message delivering a background call's result to the model
+/// begins. It is stored as the user's (the call already has its one tool
+/// answer, the receipt), so [`is_background_notice`] tells it apart.
+const BACKGROUND_NOTICE: &str = "The background call ";
+
+/// Whether `message` delivers a background call's result to the model:
+/// the user never wrote it, and a client's history leaves it out (the
+/// call's card stands for it).
+pub(crate) fn is_background_notice(message: &Message) -> bool {
+    message.role == super::model::Role::User && message.content.starts_with(BACKGROUND_NOTICE)
 }
 
 /// Delivers the session's background calls that finished since the last
@@ -186,7 +211,7 @@ pub(crate) fn deliver_background(
             ToolCallStatus::Finished => {
                 let envelope = record.envelope.clone().unwrap_or_default();
                 let message = format!(
-                    "The background call `{}` ({}) has finished. Its result:\n{envelope}",
+                    "{BACKGROUND_NOTICE}`{}` ({}) has finished. Its result:\n{envelope}",
                     record.call_id, record.tool
                 );
                 (envelope, message)
@@ -206,7 +231,7 @@ pub(crate) fn deliver_background(
                 );
                 let envelope = crate::envelope::render_envelope(&record.tool, None, &result);
                 let message = format!(
-                    "The background call `{}` ({}) did not finish:\n{envelope}",
+                    "{BACKGROUND_NOTICE}`{}` ({}) did not finish:\n{envelope}",
                     record.call_id, record.tool
                 );
                 (envelope, message)
@@ -226,6 +251,7 @@ pub(crate) fn deliver_background(
                 success: true,
                 reused: false,
                 added_to_plan: false,
+                card: record.card.clone(),
             }),
             Some(code) => events.push(Event::ToolFailed {
                 tool_key: record.tool.clone(),
@@ -299,6 +325,7 @@ pub(crate) fn report_interrupted_write(
         status: ToolCallStatus::Failed,
         envelope: Some(envelope.clone()),
         execution_ms: 0,
+        card: None,
     };
     core.store.record_result(
         &record,

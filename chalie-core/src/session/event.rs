@@ -63,6 +63,10 @@ pub enum Event {
     /// In `plan_collect` mode, a write was captured as a plan step.
     #[serde(rename = "plan.step_added")]
     PlanStepAdded {
+        /// The plan the step joined. A session holds one plan at a time, so
+        /// this is the session's id: `GET /sessions/{planId}/plan` reads
+        /// it, `POST /sessions/{planId}/plan/execute` runs it.
+        plan_id: String,
         /// The step's position in the plan, from 0.
         step_index: usize,
         /// The ability the step calls.
@@ -72,7 +76,11 @@ pub enum Event {
         /// The validated arguments the step will run with.
         input: Value,
     },
-    /// A tool call started.
+    /// A tool call passed every check and any approval: it runs now. A
+    /// call that asked comes here after `tool.approval_response`; a call
+    /// rejected (or timed out) never does. A call refused before the gate
+    /// (an unknown tool, bad arguments, a denial) is started and failed at
+    /// once, so its card opens and closes.
     #[serde(rename = "tool.started")]
     ToolStarted {
         /// The ability called.
@@ -109,6 +117,12 @@ pub enum Event {
         /// The write was captured as a plan step, not run.
         #[serde(default, skip_serializing_if = "is_false")]
         added_to_plan: bool,
+        /// What the ability declared for the call's card
+        /// ([`ToolResult::with_card`](crate::ToolResult::with_card)):
+        /// bounded and sanitized, never the envelope the model read.
+        /// Absent when the ability declared none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        card: Option<Value>,
     },
     /// A tool call failed or was refused; the model reads why.
     #[serde(rename = "tool.failed")]
@@ -178,7 +192,18 @@ pub enum Event {
         /// The whole answer.
         content: String,
     },
-    /// The run stopped before a final answer; this is what there is.
+    /// The text streamed so far is withdrawn: the model is asked to answer
+    /// again, and the `message.delta`s that follow replace it (a planning
+    /// run's plan missing sections). Not the end of the message.
+    #[serde(rename = "message.discarded")]
+    MessageDiscarded {
+        /// The text withdrawn.
+        content: String,
+        /// Why: `plan_incomplete`.
+        reason: String,
+    },
+    /// The run stopped before a final answer; this is what there is. The
+    /// message's last event: only `run.failed` and the settlement follow.
     #[serde(rename = "message.partially_completed")]
     MessagePartiallyCompleted {
         /// The text so far (may be empty).
@@ -186,9 +211,18 @@ pub enum Event {
         /// Why: `iteration_limit` or `model_error`.
         reason: String,
     },
+    /// The run began: always the first event, carrying the ids a client
+    /// needs before anything else happens.
+    #[serde(rename = "run.started")]
+    RunStarted {
+        /// The run.
+        run_id: String,
+        /// Its session.
+        session_id: String,
+    },
     /// The model cannot call tools (`Model::supports_tools` is false): the
     /// run offers none and the model answers conversationally. Not an
-    /// error; the first event of such a run.
+    /// error; in such a run, the event right after `run.started`.
     #[serde(rename = "run.conversational")]
     RunConversational {
         /// Why no tools are offered.
@@ -241,7 +275,9 @@ impl Event {
             Event::ToolApprovalTimeout { .. } => "tool.approval_timeout",
             Event::MessageDelta { .. } => "message.delta",
             Event::MessageCompleted { .. } => "message.completed",
+            Event::MessageDiscarded { .. } => "message.discarded",
             Event::MessagePartiallyCompleted { .. } => "message.partially_completed",
+            Event::RunStarted { .. } => "run.started",
             Event::RunConversational { .. } => "run.conversational",
             Event::RunFailed { .. } => "run.failed",
             Event::RunSettlementCompleted { .. } => "run.settlement.completed",

@@ -54,7 +54,8 @@
 //! - `plan` blocks a write with `{"blocked": true, "reason":
 //!   "plan_mode_read_only"}` (error `plan-mode-read-only`, a `tool.failed`).
 //! - `plan_collect` records the write as the next [`PlanStep`]
-//!   (`plan.step_added`; the call completes with `addedToPlan: true`).
+//!   (`plan.step_added`, whose `planId` is the session's id; the call
+//!   completes with `addedToPlan: true`).
 //!   [`Sessions::execute_plan`] later runs the steps in order through the
 //!   dispatcher, as `auto` would: accepting the plan approves its writes,
 //!   but a policy `ask` still asks and a `deny` still wins. The model,
@@ -86,7 +87,32 @@
 //! - When the session's rate limit refuses a call (`tool.degraded`), the
 //!   run goes on without tools and the model is told why.
 //! - The iteration cap ends a run with `message.partially_completed`.
-//! - `run.settlement.completed` is always the last event.
+//!
+//! # The event contract
+//!
+//! What a client can rely on, in every run:
+//!
+//! - `run.started` is the first event, `run.settlement.completed` the last.
+//! - Each tool call ends with one `tool.completed` or `tool.failed` (a
+//!   background call's when it finishes). `tool.started` means the call
+//!   runs, so it follows every check and any approval:
+//!   `tool.approval_required` → `tool.approval_response` → `tool.started`
+//!   → `tool.completed` / `tool.failed`. A call rejected, or not answered
+//!   in time (`tool.approval_timeout`), goes to `tool.failed` without ever
+//!   starting; a call refused before the gate (an unknown tool, bad
+//!   arguments, a denial, `plan` mode's block) is started and failed at
+//!   once. `tool.progress` comes between the start and the outcome.
+//! - `message.partially_completed` ends the message: only `run.failed`
+//!   and the settlement may follow. A reply withdrawn so the model answers
+//!   again (a plan missing sections) is `message.discarded`, and the
+//!   `message.delta`s after it replace its text.
+//! - `tool.completed` carries the `card` the ability declared with
+//!   [`ToolResult::with_card`](crate::ToolResult::with_card), made safe
+//!   there (strings without control characters, at most
+//!   [`CARD_MAX_BYTES`](crate::result::CARD_MAX_BYTES)); never the envelope
+//!   the model read. The stores keep each call's card, and
+//!   [`Sessions::history`] gives a session's messages back with their
+//!   calls and cards, so a client rebuilds its cards after a reload.
 //!
 //! # Persistence
 //!
@@ -103,6 +129,7 @@ mod call;
 mod core;
 mod event;
 mod follow;
+mod history;
 #[cfg(feature = "http")]
 mod http;
 mod memory;
@@ -120,11 +147,13 @@ mod seam;
 mod sessions;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod start;
 mod store;
 mod stream;
 
 pub use crate::dispatch::mode::{Mode, UnknownMode};
 pub use event::{Activity, Event, EventError, Phase};
+pub use history::{HistoryMessage, HistoryToolCall};
 #[cfg(feature = "http")]
 pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use memory::MemoryStore;

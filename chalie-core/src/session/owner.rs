@@ -1,6 +1,7 @@
 //! [`AsPrincipal`]: the sessions as one principal sees them, where every
 //! action first checks that the session belongs to that principal.
 
+use super::history::HistoryMessage;
 use super::mode::Mode;
 use super::run::RunKind;
 use super::sessions::{Run, SessionError, Sessions};
@@ -11,7 +12,8 @@ impl Sessions {
     /// The sessions acting for `principal`, e.g. the caller an HTTP
     /// request authenticated as. A session opened through it belongs to
     /// `principal`; every action on a session (send, approve, reject, set
-    /// the mode, read or run the plan, follow a run's events) is refused
+    /// the mode, read or run the plan, read its history, follow a run's
+    /// events) is refused
     /// with [`SessionError::NotOwner`], with nothing run or changed, when
     /// the session belongs to anyone else, or to nobody. Runs' turns carry
     /// the session's owner ([`Turn::principal`](crate::Turn::principal)).
@@ -131,6 +133,13 @@ impl AsPrincipal<'_> {
     pub fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, SessionError> {
         self.check(session_id, true)?;
         self.sessions.plan(session_id)
+    }
+
+    /// The session's messages with their tool calls and cards, as
+    /// [`Sessions::history`].
+    pub fn history(&self, session_id: &str) -> Result<Vec<HistoryMessage>, SessionError> {
+        self.check(session_id, true)?;
+        self.sessions.history(session_id)
     }
 
     /// Runs the session's plan, as [`Sessions::execute_plan`].

@@ -16,6 +16,7 @@ use super::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
 use super::planner;
 use super::seam::SessionGate;
 use super::sessions::SessionError;
+use super::start::Starts;
 use super::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
 use super::stream::EventLog;
 use crate::dispatch::TurnGate;
@@ -38,6 +39,9 @@ struct RunCtx {
     core: Arc<Core>,
     turn: Turn,
     events: EventLog,
+    /// Shared with the session's gate hook, which sends each call's
+    /// `tool.started` once the call runs.
+    starts: Starts,
     tool_calls: usize,
     iterations: usize,
 }
@@ -73,6 +77,7 @@ pub(crate) fn spawn_run(
             .claim_run(&run_id, &core.run_prefix, core.config.lease)?;
     }
     let progress_events = events.clone();
+    let starts = Starts::default();
     // The calls run on behalf of the session's owner, so abilities can
     // check that what they touch is theirs.
     let owner = core
@@ -104,12 +109,14 @@ pub(crate) fn spawn_run(
             mode,
             mode_override,
             events: events.clone(),
+            starts: starts.clone(),
         })))
         .build();
     let mut ctx = RunCtx {
         core,
         turn,
         events,
+        starts,
         tool_calls: 0,
         iterations: 0,
     };
@@ -125,6 +132,10 @@ pub(crate) fn spawn_run(
         "chalie.tool_calls" = tracing::field::Empty,
     );
     let run = async move {
+        ctx.events.push(Event::RunStarted {
+            run_id: ctx.turn.run_id().to_owned(),
+            session_id: ctx.turn.session_id().to_owned(),
+        });
         let status = match ctx.drive(kind).await {
             Ok(status) => status,
             Err(error) => {
@@ -253,7 +264,15 @@ impl RunCtx {
                     call,
                 )?;
             } else {
-                run_call(&self.core, &self.turn, &self.events, assistant.seq, call).await?;
+                run_call(
+                    &self.core,
+                    &self.turn,
+                    &self.events,
+                    &self.starts,
+                    assistant.seq,
+                    call,
+                )
+                .await?;
             }
         }
         Ok(assistant.message.content == PLAN_MESSAGE)
@@ -279,7 +298,15 @@ impl RunCtx {
         self.phase(Phase::ExecutingTool);
         for call in &calls {
             self.tool_calls += 1;
-            run_call(&self.core, &self.turn, &self.events, seq, call).await?;
+            run_call(
+                &self.core,
+                &self.turn,
+                &self.events,
+                &self.starts,
+                seq,
+                call,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -433,7 +460,15 @@ impl RunCtx {
                 self.phase(Phase::ExecutingTool);
                 for call in &calls {
                     self.tool_calls += 1;
-                    let outcome = run_call(&self.core, &self.turn, &self.events, seq, call).await?;
+                    let outcome = run_call(
+                        &self.core,
+                        &self.turn,
+                        &self.events,
+                        &self.starts,
+                        seq,
+                        call,
+                    )
+                    .await?;
                     if outcome.rate_limited && tools_on {
                         tools_on = false;
                         notes.push(Message::system(RATE_LIMITED_INSTRUCTION));
@@ -467,7 +502,9 @@ impl RunCtx {
                 let missing = planner::missing_sections(&text);
                 if !missing.is_empty() {
                     plan_asked = true;
-                    self.events.push(Event::MessagePartiallyCompleted {
+                    // Not `message.partially_completed`, which ends the
+                    // message: the run goes on and the answer restarts.
+                    self.events.push(Event::MessageDiscarded {
                         content: text.clone(),
                         reason: "plan_incomplete".into(),
                     });

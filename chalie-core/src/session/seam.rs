@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::core::Core;
 use super::event::Event;
 use super::mode::{Mode, ModeCell};
+use super::start::Starts;
 use super::store::{ApprovalRecord, ApprovalState, PlanStep, ToolCallStatus};
 use super::stream::EventLog;
 use crate::dispatch::{GateHook, HookError};
@@ -25,6 +26,8 @@ pub(crate) struct SessionGate {
     /// A plan being executed runs its steps as `auto`, whatever the mode.
     pub(crate) mode_override: Option<Mode>,
     pub(crate) events: EventLog,
+    /// The run's calls' `tool.started`, sent when each call runs.
+    pub(crate) starts: Starts,
 }
 
 impl GateHook for SessionGate {
@@ -76,8 +79,12 @@ impl GateHook for SessionGate {
             });
             match answer.await {
                 Ok(approved) => Ok(self.answered(request, approved)),
-                // The waiter was replaced by a resumed run of the same call.
-                Err(_) => Err("the approval moved to a resumed run".into()),
+                // The waiter was replaced by a resumed run of the same call,
+                // which starts it there if the answer is yes.
+                Err(_) => {
+                    self.starts.discard(&request.call_id);
+                    Err("the approval moved to a resumed run".into())
+                }
             }
         })
     }
@@ -94,6 +101,7 @@ impl GateHook for SessionGate {
         if !decided && let Ok(Some(approval)) = store.approval(&self.run_id, &request.call_id) {
             return Some(self.answered(request, approval.state == ApprovalState::Approved));
         }
+        self.starts.discard(&request.call_id);
         self.events.push(Event::ToolApprovalTimeout {
             tool_key: request.tool.clone(),
             tool_call_id: request.call_id.clone(),
@@ -118,13 +126,19 @@ impl GateHook for SessionGate {
         store
             .add_plan_step(&self.session_id, &step)
             .map_err(|error| error.to_string())?;
+        self.starts.send(call_id, &self.events);
         self.events.push(Event::PlanStepAdded {
+            plan_id: self.session_id.clone(),
             step_index: index,
             tool_key: tool.to_owned(),
             call_id: call_id.to_owned(),
             input: input.clone(),
         });
         Ok(index)
+    }
+
+    fn running(&self, call_id: &str) {
+        self.starts.send(call_id, &self.events);
     }
 
     /// Marks the call's record `executing` before the write's body runs;
@@ -147,6 +161,11 @@ impl SessionGate {
             tool_call_id: request.call_id.clone(),
             approved,
         });
+        // Approved, the call starts when the gate lets it run; rejected,
+        // it never does.
+        if !approved {
+            self.starts.discard(&request.call_id);
+        }
         if approved {
             Approval::Approved
         } else {

@@ -196,8 +196,8 @@ impl SessionsBuilder {
 /// let events = run.finish().await;
 /// let names: Vec<_> = events.iter().map(Event::name).collect();
 /// assert_eq!(names, [
-///     "agent.phase.changed", "message.delta", "agent.phase.changed",
-///     "message.completed", "run.settlement.completed",
+///     "run.started", "agent.phase.changed", "message.delta",
+///     "agent.phase.changed", "message.completed", "run.settlement.completed",
 /// ]);
 /// # }
 /// ```

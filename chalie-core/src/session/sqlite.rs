@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS messages (
 CREATE TABLE IF NOT EXISTS tool_calls (
     run_id TEXT NOT NULL, call_id TEXT NOT NULL, ord INTEGER NOT NULL, message_seq INTEGER NOT NULL,
     tool TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL, envelope TEXT,
-    execution_ms INTEGER NOT NULL, PRIMARY KEY (run_id, call_id)
+    execution_ms INTEGER NOT NULL, card TEXT, PRIMARY KEY (run_id, call_id)
 );
 CREATE TABLE IF NOT EXISTS approvals (
     run_id TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT NOT NULL, tool TEXT NOT NULL,
@@ -40,10 +40,11 @@ CREATE TABLE IF NOT EXISTS plan_steps (
 );
 ";
 
-/// Brings a database written before sessions had owners up to date: its
-/// sessions get an empty `owner`, so they open as ownerless sessions only
-/// the host acts on. In one immediate transaction, so two processes opening
-/// the same old file do not both add the column.
+/// Brings an older database up to date: written before sessions had
+/// owners, its sessions get an empty `owner`, so they open as ownerless
+/// sessions only the host acts on; written before tool calls had cards,
+/// its calls get none. In one immediate transaction, so two processes
+/// opening the same old file do not both add a column.
 fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
     let transaction = connection
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -58,6 +59,18 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
     if !has_owner {
         transaction
             .execute_batch("ALTER TABLE sessions ADD COLUMN owner TEXT")
+            .map_err(failed)?;
+    }
+    let has_card: bool = transaction
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info('tool_calls') WHERE name = 'card'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(failed)?;
+    if !has_card {
+        transaction
+            .execute_batch("ALTER TABLE tool_calls ADD COLUMN card TEXT")
             .map_err(failed)?;
     }
     transaction.commit().map_err(failed)
@@ -151,7 +164,7 @@ fn session_row(db: &Connection, id: &str) -> Result<Option<SessionRecord>, Store
 
 /// The columns [`tool_call_row`] reads, in its order.
 const TOOL_CALL_COLUMNS: &str =
-    "run_id, call_id, message_seq, tool, input, status, envelope, execution_ms";
+    "run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card";
 
 type ToolCallRow = (
     String,
@@ -162,6 +175,7 @@ type ToolCallRow = (
     String,
     Option<String>,
     i64,
+    Option<String>,
 );
 
 fn tool_call_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ToolCallRow> {
@@ -174,11 +188,12 @@ fn tool_call_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ToolCallRow> {
         row.get(5)?,
         row.get(6)?,
         row.get(7)?,
+        row.get(8)?,
     ))
 }
 
 fn tool_call_from(row: ToolCallRow) -> Result<ToolCallRecord, StoreError> {
-    let (run_id, call_id, message_seq, tool, input, status, envelope, execution_ms) = row;
+    let (run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card) = row;
     Ok(ToolCallRecord {
         run_id,
         message_seq: message_seq as u64,
@@ -189,6 +204,7 @@ fn tool_call_from(row: ToolCallRow) -> Result<ToolCallRecord, StoreError> {
             .ok_or_else(|| corrupt("tool call status", &status))?,
         envelope,
         execution_ms: execution_ms as u64,
+        card: card.as_deref().map(from_json).transpose()?,
     })
 }
 
@@ -354,14 +370,15 @@ impl SessionStore for SqliteStore {
 
     fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
         let input = to_json(&record.input)?;
+        let card = record.card.as_ref().map(to_json).transpose()?;
         self.db()
             .execute(
                 "INSERT INTO tool_calls
-                   (run_id, call_id, ord, message_seq, tool, input, status, envelope, execution_ms)
-                 VALUES (?1, ?2, (SELECT COUNT(*) FROM tool_calls WHERE run_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8)
+                   (run_id, call_id, ord, message_seq, tool, input, status, envelope, execution_ms, card)
+                 VALUES (?1, ?2, (SELECT COUNT(*) FROM tool_calls WHERE run_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                  ON CONFLICT (run_id, call_id) DO UPDATE SET
                    status = excluded.status, envelope = excluded.envelope,
-                   execution_ms = excluded.execution_ms",
+                   execution_ms = excluded.execution_ms, card = excluded.card",
                 params![
                     record.run_id,
                     record.call_id,
@@ -371,6 +388,7 @@ impl SessionStore for SqliteStore {
                     record.status.as_str(),
                     record.envelope,
                     record.execution_ms as i64,
+                    card,
                 ],
             )
             .map_err(failed)?;

@@ -157,6 +157,11 @@ pub struct ToolCallRecord {
     pub envelope: Option<String>,
     /// How long the dispatcher took, in milliseconds.
     pub execution_ms: u64,
+    /// What the ability declared for the call's card
+    /// ([`ToolResult::with_card`](crate::ToolResult::with_card)), once it
+    /// finished; what a client shows after a reload.
+    #[serde(default)]
+    pub card: Option<Value>,
 }
 
 /// The state of an approval.

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod abilities;
+mod cards;
 mod envelope;
 mod envelope_fuzz;
 mod param_semantics;

@@ -178,5 +178,33 @@ pub fn report_gate(session: &str) -> std::sync::Arc<tokio::sync::Notify> {
 pub async fn slow_report(turn: &Turn) -> ToolResult {
     report_gate(turn.session_id()).notified().await;
     note(turn, "slow_report".into());
-    ToolResult::success("report: 12 tasks done")
+    ToolResult::success("report: 12 tasks done").with_card(serde_json::json!({ "done": 12 }))
+}
+
+/// Reads the notes on a topic and declares a card for the UI, with text
+/// a terminal would act on (an escape, a bidirectional override) that
+/// the card must not carry.
+#[ability(
+    effect = read,
+    tooltip = "Reading the notes",
+    examples = ["read the notes on rent", "show my notes about bills", "open the rent notes", "what do my notes say", "notes on tokio", "read notes for today"],
+)]
+pub async fn card_notes(params: LookupParams, turn: &Turn) -> ToolResult {
+    note(turn, format!("card_notes:{}", params.query));
+    ToolResult::success(format!("2 notes on {}", params.query)).with_card(serde_json::json!({
+        "title": format!("Notes\u{1b}[31m on {}\u{202E}", params.query),
+        "count": 2,
+    }))
+}
+
+/// Moves one task to the shelf and declares a card naming it. Use it when
+/// the user wants a task put aside.
+#[ability(
+    effect = write,
+    examples = ["shelve task 7", "put the rent task aside", "shelve that todo", "set task 3 aside", "park my first task", "shelve it for now"],
+)]
+pub async fn shelve_task(params: DeleteParams, turn: &Turn) -> ToolResult {
+    note(turn, format!("shelve:{}", params.id));
+    ToolResult::success(format!("shelved task {}", params.id))
+        .with_card(serde_json::json!({ "shelved": params.id }))
 }

@@ -14,8 +14,45 @@ fn events_serialise_with_their_names_and_camel_case_fields() {
                 success: true,
                 reused: true,
                 added_to_plan: false,
+                card: None,
             },
             json!({ "type": "tool.completed", "toolKey": "lookup", "callId": "c1", "executionMs": 12, "success": true, "reused": true }),
+        ),
+        (
+            Event::ToolCompleted {
+                tool_key: "lookup".into(),
+                call_id: "c1".into(),
+                execution_ms: 3,
+                success: true,
+                reused: false,
+                added_to_plan: false,
+                card: Some(json!({ "title": "Notes" })),
+            },
+            json!({ "type": "tool.completed", "toolKey": "lookup", "callId": "c1", "executionMs": 3, "success": true, "card": { "title": "Notes" } }),
+        ),
+        (
+            Event::RunStarted {
+                run_id: "r".into(),
+                session_id: "s".into(),
+            },
+            json!({ "type": "run.started", "runId": "r", "sessionId": "s" }),
+        ),
+        (
+            Event::PlanStepAdded {
+                plan_id: "s".into(),
+                step_index: 0,
+                tool_key: "delete_task".into(),
+                call_id: "c3".into(),
+                input: json!({ "id": 7 }),
+            },
+            json!({ "type": "plan.step_added", "planId": "s", "stepIndex": 0, "toolKey": "delete_task", "callId": "c3", "input": { "id": 7 } }),
+        ),
+        (
+            Event::MessageDiscarded {
+                content: "## Overview".into(),
+                reason: "plan_incomplete".into(),
+            },
+            json!({ "type": "message.discarded", "content": "## Overview", "reason": "plan_incomplete" }),
         ),
         (
             Event::ToolApprovalRequired {

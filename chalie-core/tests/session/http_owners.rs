@@ -1,7 +1,7 @@
 //! The router attacked over a real socket: every route refuses a request
 //! without valid credentials, and Bob can neither approve, reject, change
-//! the mode of, run the plan of, post to nor follow the events of a
-//! session Alice opened; nothing he sends runs anything.
+//! the mode of, run the plan of, post to, read the history of nor follow
+//! the events of a session Alice opened; nothing he sends runs anything.
 
 use std::sync::Arc;
 
@@ -45,6 +45,7 @@ async fn every_route_refuses_a_request_without_valid_credentials() {
         (Method::POST, "/sessions"),
         (Method::POST, "/sessions/http-auth/messages"),
         (Method::PATCH, "/sessions/http-auth"),
+        (Method::GET, "/sessions/http-auth/messages"),
         (Method::GET, "/sessions/http-auth/plan"),
         (Method::POST, "/sessions/http-auth/plan/execute"),
         (Method::DELETE, "/sessions/http-auth/plan"),
@@ -185,6 +186,7 @@ async fn bob_can_neither_change_the_mode_post_to_nor_run_the_plan_of_alice_s_ses
     )
     .await;
     for (method, path) in [
+        (Method::GET, "messages"),
         (Method::GET, "plan"),
         (Method::POST, "plan/execute"),
         (Method::DELETE, "plan"),

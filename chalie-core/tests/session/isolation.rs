@@ -273,6 +273,12 @@ async fn a_background_result_reaches_the_model_in_the_next_request() {
         event,
         Event::ToolCompleted { call_id, .. } if call_id == "call-1"
     )));
+    // Delivered later, the call's card comes with its `tool.completed`.
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::ToolCompleted { call_id, card: Some(card), .. }
+            if call_id == "call-1" && *card == json!({ "done": 12 })
+    )));
     let delivered = &model.requests()[2];
     assert!(
         delivered
@@ -283,6 +289,26 @@ async fn a_background_result_reaches_the_model_in_the_next_request() {
     );
     let record = &sessions.store().tool_calls(first.id()).unwrap()[0];
     assert_eq!(record.status, ToolCallStatus::Completed);
+    assert_eq!(record.card, Some(json!({ "done": 12 })));
+    // The history shows what the user and the assistant said, and the
+    // call with its card; the notice that carried the envelope to the
+    // model is not the user's and is left out.
+    let history = sessions.history(session).unwrap();
+    let said: Vec<&str> = history
+        .iter()
+        .map(|message| message.content.as_str())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "build the report",
+            "",
+            "It is being built; I will tell you.",
+            "is it done?",
+            "The report says 12 tasks are done.",
+        ]
+    );
+    assert_eq!(history[1].tool_calls[0].card, Some(json!({ "done": 12 })));
     assert!(
         record
             .envelope

@@ -12,6 +12,8 @@ mod events;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
+mod http_events;
+#[cfg(feature = "http")]
 mod http_owners;
 mod isolation;
 mod modes;

@@ -12,7 +12,7 @@ use chalie_core::{Channel, Dispatcher, dispatch::Setting};
 use serde_json::json;
 
 use crate::abilities::done;
-use crate::runs::{completed, delta, phase, settled, stable, started};
+use crate::runs::{completed, delta, phase, run_started, settled, stable, started};
 use crate::{allow_all, names, registry, sessions, sessions_with, wait_for};
 use chalie_core::session::Phase;
 
@@ -52,6 +52,7 @@ async fn approval_mode_asks_for_a_write_and_runs_it_once_approved() {
     assert_eq!(
         events,
         vec![
+            run_started(&run),
             phase(Phase::Planning),
             phase(Phase::ExecutingTool),
             // A read is never held back by the mode.
@@ -59,12 +60,13 @@ async fn approval_mode_asks_for_a_write_and_runs_it_once_approved() {
             completed("lookup", "call-1"),
             phase(Phase::ReadingResult),
             phase(Phase::ExecutingTool),
-            started("delete_task", "call-2", "Deletes one task by id"),
+            // The write starts only once the human said yes.
             approval_required("call-2", json!({ "id": 7 })),
             Event::ToolApprovalResponse {
                 tool_call_id: "call-2".into(),
                 approved: true
             },
+            started("delete_task", "call-2", "Deletes one task by id"),
             completed("delete_task", "call-2"),
             phase(Phase::ReadingResult),
             Event::MessageDelta {
@@ -324,6 +326,7 @@ async fn plan_collect_captures_writes_in_order_and_the_plan_runs_later() {
         [
             started("delete_task", "call-1", "Deletes one task by id"),
             Event::PlanStepAdded {
+                plan_id: session.into(),
                 step_index: 0,
                 tool_key: "delete_task".into(),
                 call_id: "call-1".into(),
@@ -348,6 +351,7 @@ async fn plan_collect_captures_writes_in_order_and_the_plan_runs_later() {
     assert_eq!(
         events,
         vec![
+            run_started(&run),
             phase(Phase::ExecutingTool),
             started("delete_task", "call-1", "Deletes one task by id"),
             completed("delete_task", "call-1"),
@@ -501,11 +505,17 @@ async fn plan_mode_plans_with_reads_and_asks_once_for_missing_sections() {
                 && message.content.contains("\"Risks & Mitigations\"")),
         "the planner instruction"
     );
-    // The incomplete plan is superseded, and the model asked once.
+    // The incomplete plan is withdrawn, not ended (`message.partially_completed`
+    // would tell a client the message is over), and the model asked once.
     assert!(events.iter().any(|event| matches!(
         event,
-        Event::MessagePartiallyCompleted { reason, .. } if reason == "plan_incomplete"
+        Event::MessageDiscarded { content, reason } if reason == "plan_incomplete" && *content == plan(6)
     )));
+    assert!(
+        !names(&events).contains(&"message.partially_completed"),
+        "{:?}",
+        names(&events)
+    );
     assert!(requests[2].messages.iter().any(|message| {
         message
             .content

@@ -26,6 +26,38 @@ async fn stop_while_pending(path: &std::path::Path, session: &str) -> String {
     run.id().to_owned()
 }
 
+/// Rejected while the process was down, the resumed call goes straight
+/// from the answer to its failure: it never starts, as live.
+#[tokio::test]
+async fn a_rejection_given_while_down_fails_the_call_without_starting_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("sessions.db");
+    let session = "restart-reject-first";
+    let run_id = stop_while_pending(&path, session).await;
+
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+    let model = Arc::new(ScriptedModel::new([Reply::deltas(["Kept task 7."])]));
+    let sessions = sessions_with(allow_all(), model, Some(store));
+    sessions.reject(&run_id, "call-1").unwrap();
+    let resumed = sessions.resume().unwrap();
+    let events = resumed[0].finish().await;
+    assert_eq!(
+        names(&events),
+        [
+            "run.started",
+            "agent.phase.changed", // executing_tool
+            "tool.approval_response",
+            "tool.failed",
+            "agent.phase.changed", // reading_result
+            "message.delta",
+            "agent.phase.changed", // verifying
+            "message.completed",
+            "run.settlement.completed",
+        ]
+    );
+    assert!(done(session).is_empty());
+}
+
 #[tokio::test]
 async fn an_approval_given_after_a_restart_completes_the_run() {
     let folder = tempfile::tempdir().unwrap();
@@ -52,9 +84,12 @@ async fn an_approval_given_after_a_restart_completes_the_run() {
     assert_eq!(
         names(&events),
         [
+            "run.started",
             "agent.phase.changed", // executing_tool
-            "tool.started",
+            // Answered while the process was down: the call starts after
+            // the answer, as it would have live.
             "tool.approval_response",
+            "tool.started",
             "tool.completed",
             "agent.phase.changed", // reading_result
             "message.delta",
@@ -175,9 +210,10 @@ async fn a_plan_stopped_mid_way_resumes_its_remaining_steps_as_auto() {
     assert_eq!(
         names(&events),
         [
+            "run.started",
             "agent.phase.changed",
-            "tool.started",
             "tool.approval_response",
+            "tool.started",
             "tool.completed",
             "agent.phase.changed",
             "message.delta",

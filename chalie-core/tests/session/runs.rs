@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chalie_core::session::{Activity, Event, Phase, Reply, ScriptedModel, Sessions};
+use chalie_core::session::{Activity, Event, Phase, Reply, Run, ScriptedModel, Sessions};
 use chalie_core::{Dispatcher, dispatch::RateLimit};
 use serde_json::json;
 
@@ -25,6 +25,14 @@ pub fn stable(events: Vec<Event>) -> Vec<Event> {
             event
         })
         .collect()
+}
+
+/// The first event of every run.
+pub fn run_started(run: &Run) -> Event {
+    Event::RunStarted {
+        run_id: run.id().into(),
+        session_id: run.session_id().into(),
+    }
 }
 
 pub fn phase(phase: Phase) -> Event {
@@ -53,6 +61,7 @@ pub fn completed(tool: &str, call: &str) -> Event {
         success: true,
         reused: false,
         added_to_plan: false,
+        card: None,
     }
 }
 
@@ -77,6 +86,7 @@ async fn a_read_call_streams_progress_then_the_answer() {
     assert_eq!(
         events,
         vec![
+            run_started(&run),
             phase(Phase::Planning),
             phase(Phase::ExecutingTool),
             started(
@@ -144,6 +154,7 @@ async fn a_run_cycles_until_the_model_answers_and_reuses_a_repeated_read() {
     assert_eq!(
         events,
         vec![
+            run_started(&run),
             phase(Phase::Planning),
             phase(Phase::ExecutingTool),
             started("lookup", "call-1", "Reading about Rust"),
@@ -226,6 +237,7 @@ async fn a_narrated_action_is_retried_once_and_its_prose_never_streams() {
     assert_eq!(
         names(&events),
         [
+            "run.started",
             "agent.phase.changed", // planning
             "agent.phase.changed", // verifying: the narration is caught
             "capability.resolved", // discovery ran over the narrated text
@@ -286,8 +298,9 @@ async fn a_narrated_action_widens_the_tools_by_discovery_before_the_retry() {
         .finish()
         .await;
     assert_eq!(
-        names(&events)[..4],
+        names(&events)[..5],
         [
+            "run.started",
             "agent.phase.changed", // planning
             "agent.phase.changed", // verifying: a narration
             "capability.resolved", // discovery over the narrated text
@@ -337,6 +350,7 @@ async fn a_model_without_tools_runs_conversationally() {
     assert_eq!(
         events,
         vec![
+            run_started(&run),
             Event::RunConversational {
                 reason: "the model cannot call tools; none are offered".into()
             },
@@ -438,7 +452,7 @@ async fn a_failing_model_fails_the_run_with_what_it_said() {
     let run = sessions.send("runs-fail", "hi").unwrap();
     let events = run.finish().await;
     assert_eq!(
-        events[1..],
+        events[2..],
         [
             delta("Partly"),
             Event::MessagePartiallyCompleted {

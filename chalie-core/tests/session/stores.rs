@@ -94,11 +94,14 @@ pub(crate) fn contract(store: &dyn SessionStore) {
         status: ToolCallStatus::Started,
         envelope: None,
         execution_ms: 0,
+        card: None,
     };
     store.put_tool_call(&record).unwrap();
     record.status = ToolCallStatus::Completed;
     record.envelope = Some("[lookup(status=success)]\nx\n[end:lookup]".into());
     record.execution_ms = 3;
+    // The card a client rebuilds after a reload is kept with the outcome.
+    record.card = Some(json!({ "title": "Notes on x", "count": 1 }));
     store.put_tool_call(&record).unwrap();
     assert_eq!(store.tool_calls("r1").unwrap(), [record]);
 
@@ -161,6 +164,7 @@ pub(crate) fn contract(store: &dyn SessionStore) {
         status,
         envelope: None,
         execution_ms: 0,
+        card: None,
     };
     store
         .put_run(&RunRecord {
@@ -203,6 +207,7 @@ pub(crate) fn contract(store: &dyn SessionStore) {
         status: ToolCallStatus::Completed,
         envelope: Some("[lookup(status=success)]\ny\n[end:lookup]".into()),
         execution_ms: 1,
+        card: None,
     };
     let seq = store
         .record_result(&finished, "s", &Message::tool("c9", "y"))
@@ -241,4 +246,36 @@ fn a_bad_path_is_a_clear_error() {
             .starts_with("session store: cannot open `/nonexistent-folder/x/y.db`"),
         "{error}"
     );
+}
+
+/// A database written before tool calls had cards opens, and its calls
+/// take cards from then on.
+#[cfg(feature = "sqlite")]
+#[test]
+fn an_sqlite_database_without_cards_opens_and_keeps_them_from_then_on() {
+    use chalie_core::session::SqliteStore;
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("old.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE tool_calls (
+                run_id TEXT NOT NULL, call_id TEXT NOT NULL, ord INTEGER NOT NULL,
+                message_seq INTEGER NOT NULL, tool TEXT NOT NULL, input TEXT NOT NULL,
+                status TEXT NOT NULL, envelope TEXT, execution_ms INTEGER NOT NULL,
+                PRIMARY KEY (run_id, call_id)
+            );
+            INSERT INTO tool_calls VALUES ('r-old', 'c-old', 0, 1, 'lookup', '{}', 'completed', NULL, 2);",
+        )
+        .unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    let old = store.tool_calls("r-old").unwrap();
+    assert_eq!(old.len(), 1);
+    assert_eq!(old[0].card, None);
+    let mut record = old[0].clone();
+    record.card = Some(json!({ "title": "kept" }));
+    store.put_tool_call(&record).unwrap();
+    drop(store);
+    let reopened = SqliteStore::open(&path).unwrap();
+    assert_eq!(reopened.tool_calls("r-old").unwrap(), [record]);
 }

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `POST /sessions` `{"mode": "plan"}` (optional) | opens a session owned by the caller, with a fresh id; `201 {"id": ..., "mode": ...}` |
 //! | `POST /sessions/{id}/messages` `{"content": "..."}` | starts a run; `201 {"runId": ...}` |
+//! | `GET /sessions/{id}/messages` | the session's history: `200 {"messages": [...]}`, each user or assistant message with its `toolCalls` and their `card`s ([`HistoryMessage`](super::HistoryMessage)), to rebuild the cards after a reload |
 //! | `GET /runs/{runId}/events` | the run's events from the first, as SSE (`event:` the name, `id:` the position, `data:` the JSON) |
 //! | `POST /runs/{runId}/tools/{toolCallId}/approve` | approves a pending write; `204` |
 //! | `POST /runs/{runId}/tools/{toolCallId}/reject` | rejects it; `204` |
@@ -66,7 +67,7 @@ use crate::turn::Principal;
 pub fn router<A: Authenticate>(sessions: Sessions, auth: A) -> Router {
     Router::new()
         .route("/sessions", post(create_session::<A>))
-        .route("/sessions/{id}/messages", post(send::<A>))
+        .route("/sessions/{id}/messages", post(send::<A>).get(history::<A>))
         .route("/sessions/{id}", patch(set_mode::<A>))
         .route(
             "/sessions/{id}/plan",
@@ -215,6 +216,17 @@ async fn set_mode<A: Authenticate>(
     };
     match caller.on(&api.sessions).set_mode(&id, mode) {
         Ok(()) => Json(json!({ "id": id, "mode": mode })).into_response(),
+        Err(failure) => session_error(failure),
+    }
+}
+
+async fn history<A: Authenticate>(
+    caller: Caller,
+    State(api): State<Api<A>>,
+    Path(id): Path<String>,
+) -> Response {
+    match caller.on(&api.sessions).history(&id) {
+        Ok(messages) => Json(json!({ "messages": messages })).into_response(),
         Err(failure) => session_error(failure),
     }
 }

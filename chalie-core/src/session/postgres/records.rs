@@ -58,7 +58,7 @@ fn run_from(row: &Row) -> Result<RunRecord, StoreError> {
 }
 
 /// Reads `run_id, call_id, message_seq, tool, input, status, envelope,
-/// execution_ms`, in that order.
+/// execution_ms, card`, in that order.
 fn tool_call_from(row: &Row) -> Result<ToolCallRecord, StoreError> {
     let status: String = column(row, 5)?;
     Ok(ToolCallRecord {
@@ -71,6 +71,10 @@ fn tool_call_from(row: &Row) -> Result<ToolCallRecord, StoreError> {
             .ok_or_else(|| corrupt("tool call status", &status))?,
         envelope: column(row, 6)?,
         execution_ms: column::<i64>(row, 7)? as u64,
+        card: column::<Option<String>>(row, 8)?
+            .as_deref()
+            .map(from_json)
+            .transpose()?,
     })
 }
 
@@ -88,11 +92,11 @@ fn approval_from(row: &Row) -> Result<ApprovalRecord, StoreError> {
 }
 
 const PUT_TOOL_CALL: &str = "INSERT INTO tool_calls
-       (run_id, call_id, message_seq, tool, input, status, envelope, execution_ms)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       (run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (run_id, call_id) DO UPDATE SET
        status = excluded.status, envelope = excluded.envelope,
-       execution_ms = excluded.execution_ms";
+       execution_ms = excluded.execution_ms, card = excluded.card";
 
 fn tool_call_params(record: &ToolCallRecord) -> Result<super::queries::Params, StoreError> {
     Ok(params![
@@ -104,6 +108,7 @@ fn tool_call_params(record: &ToolCallRecord) -> Result<super::queries::Params, S
         record.status.as_str(),
         record.envelope.clone(),
         record.execution_ms as i64,
+        record.card.as_ref().map(to_json).transpose()?,
     ])
 }
 
@@ -293,7 +298,7 @@ impl SessionStore for PgStore {
 
     fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
         self.rows(
-            "SELECT run_id, call_id, message_seq, tool, input, status, envelope, execution_ms
+            "SELECT run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card
              FROM tool_calls WHERE run_id = $1 ORDER BY ord",
             params![run_id.to_owned()],
         )?
@@ -305,7 +310,7 @@ impl SessionStore for PgStore {
     /// One query, not one per run: a run asks this before every model request.
     fn background_calls(&self, session_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
         self.rows(
-            "SELECT run_id, call_id, message_seq, tool, input, status, envelope, execution_ms
+            "SELECT run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card
              FROM tool_calls
              WHERE status IN ('background', 'finished') -- is_undelivered()
                AND run_id IN (SELECT id FROM runs WHERE session_id = $1)

@@ -54,6 +54,10 @@ const MIGRATIONS: &[&str] = &[
     DROP INDEX rate_calls_by_session;
     CREATE INDEX rate_calls_by_scope ON rate_calls (session_id, ability, at);
     ",
+    // 4: the card an ability declares for each call, for a client's history.
+    "
+    ALTER TABLE tool_calls ADD COLUMN card TEXT;
+    ",
 ];
 
 /// The version this code brings a database to.
