@@ -15,6 +15,7 @@ mod gate;
 mod limits;
 mod order;
 mod policy;
+mod refusals;
 mod resolve;
 mod reuse;
 mod stress;
