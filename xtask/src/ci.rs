@@ -49,6 +49,21 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         &[(crate::postgres::URL_VARIABLE, &postgres.url)],
     )?;
     drop(postgres);
+    // The API docs build without a warning: a broken or private intra-doc
+    // link fails here, not on docs.rs.
+    cargo_with(
+        &[
+            "doc",
+            "--workspace",
+            "--no-deps",
+            "--all-features",
+            "--locked",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    // A release stays one command away: every publishable crate packages
+    // (metadata, readme, no file from outside its folder).
+    cargo(&["package", "--workspace", "--no-verify", "--locked"])?;
     println!("\n$ cargo xtask manifest --check");
     crate::manifest::run(&["--check".to_owned()])?;
     // The index the programs open, checked the way a deployment would: the build and the
