@@ -176,6 +176,7 @@ fn bench(c: &mut Criterion) {
             .without_rate_limit()
             .build();
         let server = McpServer::builder(Arc::new(dispatcher))
+            .exposure(chalie_core::mcp::Exposure::Full)
             .build()
             .expect("a server");
         let http = server

@@ -195,6 +195,6 @@ pub mod __private {
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }
 
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

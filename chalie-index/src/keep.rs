@@ -14,8 +14,9 @@ pub enum Ceiling {
         /// For descriptors with none (most external tools).
         without_examples: f32,
     },
-    /// For a descriptor with example phrases, its own reach (measured at build time, see
-    /// [`reach`]) plus `margin`; for one without, `without_examples`.
+    /// For a descriptor with example phrases, its own reach (measured at build time: for
+    /// each example phrase, the cosine distance to the closest of the descriptor's other
+    /// texts, and the largest of these) plus `margin`; for one without, `without_examples`.
     Calibrated {
         /// Added to each descriptor's reach.
         margin: f32,

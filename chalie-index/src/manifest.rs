@@ -42,7 +42,7 @@ impl EmbedderInfo {
 /// Contents of `manifest.json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Artifact layout version ([`FORMAT_VERSION`]).
+    /// Artifact layout version, bumped whenever the artifact layout changes.
     pub format: u32,
     /// Version of chalie-index that wrote the index.
     pub chalie_index_version: String,

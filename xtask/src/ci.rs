@@ -25,6 +25,15 @@ pub(crate) fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     }
 }
 
+/// The workspace members with `publish = false`: examples and automation.
+const UNPUBLISHED: [&str; 5] = [
+    "assistant",
+    "mcp-server",
+    "quickstart",
+    "xtask",
+    "xtask-index",
+];
+
 /// Every test, then the contract checks CI enforces.
 pub(crate) fn test(args: &[String]) -> Outcome {
     if let Some(unknown) = args.first() {
@@ -49,6 +58,27 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         &[(crate::postgres::URL_VARIABLE, &postgres.url)],
     )?;
     drop(postgres);
+    // The API docs build without a warning: a broken or private intra-doc
+    // link fails here, not on docs.rs.
+    cargo_with(
+        &[
+            "doc",
+            "--workspace",
+            "--no-deps",
+            "--all-features",
+            "--locked",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    // A release stays one command away: every publishable crate packages
+    // (metadata, readme, no file from outside its folder). `cargo package`
+    // packages `publish = false` members too, so they are named here; a new
+    // member is packaged until it says which it is.
+    let mut package = vec!["package", "--workspace", "--no-verify", "--locked"];
+    for unpublished in UNPUBLISHED {
+        package.extend(["--exclude", unpublished]);
+    }
+    cargo(&package)?;
     println!("\n$ cargo xtask manifest --check");
     crate::manifest::run(&["--check".to_owned()])?;
     // The index the programs open, checked the way a deployment would: the build and the

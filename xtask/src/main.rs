@@ -48,7 +48,8 @@ commands:
                                generated tools for chalie, rmcp and rig beside N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
   manifest --check             fail when a contract changed without its version bump (CI)
-  manifest --update            rewrite contracts.lock.json, refused while a bump is missing
+  manifest --update            rewrite contracts.lock.json and its deployment version, refused
+                               while a bump is missing
   fetch-model [--dir DIR]      download and verify the default embedding model
   postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
                                `postgres` store's tests (installs the distribution's package)

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::canonical::schema_hash;
 use super::diff::{Bump, SchemaChange, Side, diff_schemas, required_bump};
 use super::manifest::Manifest;
 
@@ -15,6 +16,10 @@ use super::manifest::Manifest;
 pub struct ContractLock {
     /// The namespace the contracts were published in.
     pub namespace: String,
+    /// The version of the whole capability set, as last accepted; absent in
+    /// a lock written before deployments were versioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<Deployment>,
     /// Published name → contract, sorted.
     pub capabilities: BTreeMap<String, LockedContract>,
 }
@@ -33,11 +38,63 @@ pub struct LockedContract {
     pub output_schema: Option<Value>,
 }
 
+/// The version of a deployment: the whole set of capabilities one program
+/// serves, for a client that caches or pins what it was offered.
+///
+/// Its `hash` covers every capability's contract (published name, version,
+/// schema hash), so it changes exactly when one of them does; its `version`
+/// then moves by the strongest bump among the capabilities that changed
+/// (see [`check_lock`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deployment {
+    /// A semantic version, [`FIRST_DEPLOYMENT_VERSION`] in a first lock.
+    pub version: String,
+    /// [`deployment_hash`] of the manifest it was accepted for.
+    pub hash: String,
+}
+
+/// The deployment version of a first lock.
+pub const FIRST_DEPLOYMENT_VERSION: &str = "1.0.0";
+
+/// The hash of every capability's contract in `manifest`: the namespace,
+/// and each capability's published name, version and schema hash, in
+/// name order. Wording outside the schemas (an ability's summary) is not
+/// a contract, as in [`check_lock`].
+pub fn deployment_hash(manifest: &Manifest) -> String {
+    let mut contracts: Vec<Value> = manifest
+        .capabilities
+        .iter()
+        .map(|capability| {
+            json!({
+                "name": capability.name,
+                "version": capability.version,
+                "schema_hash": capability.schema_hash,
+            })
+        })
+        .collect();
+    contracts.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    schema_hash(&json!({ "namespace": manifest.namespace, "capabilities": contracts }))
+}
+
 impl ContractLock {
-    /// The lock that accepts `manifest` as it is.
+    /// The first lock of `manifest`: it accepts the manifest as it is, at
+    /// deployment version [`FIRST_DEPLOYMENT_VERSION`].
     pub fn from_manifest(manifest: &Manifest) -> Self {
+        Self::accepting(
+            manifest,
+            Deployment {
+                version: FIRST_DEPLOYMENT_VERSION.to_owned(),
+                hash: deployment_hash(manifest),
+            },
+        )
+    }
+
+    /// The lock that accepts `manifest` as it is, at `deployment` (the
+    /// [`LockReport::deployment`] that [`check_lock`] computed for it).
+    pub fn accepting(manifest: &Manifest, deployment: Deployment) -> Self {
         Self {
             namespace: manifest.namespace.clone(),
+            deployment: Some(deployment),
             capabilities: manifest
                 .capabilities
                 .iter()
@@ -139,6 +196,14 @@ pub enum LockDrift {
         /// The configured namespace.
         to: String,
     },
+    /// The deployment version moves, because a contract changed (or the
+    /// lock has no deployment version yet: `from` is `None`).
+    Deployment {
+        /// The locked deployment version.
+        from: Option<String>,
+        /// The version the code's contracts amount to.
+        to: String,
+    },
 }
 
 impl fmt::Display for LockDrift {
@@ -161,6 +226,15 @@ impl fmt::Display for LockDrift {
             LockDrift::Namespace { from, to } => {
                 write!(f, "the namespace changed from `{from}` to `{to}`")
             }
+            LockDrift::Deployment { from: None, to } => {
+                write!(f, "the deployment is versioned from here on, at {to}")
+            }
+            LockDrift::Deployment {
+                from: Some(from),
+                to,
+            } => {
+                write!(f, "the deployment version moves from {from} to {to}")
+            }
         }
     }
 }
@@ -172,6 +246,10 @@ pub struct LockReport {
     pub problems: Vec<BumpProblem>,
     /// Differences that `--update` may write.
     pub drift: Vec<LockDrift>,
+    /// The deployment the code's contracts amount to: the lock's own when
+    /// no contract changed, otherwise its version bumped by the strongest
+    /// change (see [`check_lock`]).
+    pub deployment: Deployment,
 }
 
 impl LockReport {
@@ -193,17 +271,27 @@ impl LockReport {
 /// narrowed input; minor for additions; patch for wording. On `0.x`
 /// versions, as in Cargo, a minor bump counts as major and a patch as
 /// minor.
+///
+/// The deployment version moves whenever the [`deployment_hash`] does, by
+/// the strongest bump among the changes: a new capability is a minor bump,
+/// a removed one or a new namespace a major one, and a changed capability
+/// counts as the bump its own version made (at least the one its schema
+/// changes need), and never less than a patch.
 pub fn check_lock(lock: &ContractLock, manifest: &Manifest) -> LockReport {
     let mut report = LockReport::default();
+    // The strongest change among the capabilities, for the deployment.
+    let mut strongest = Bump::None;
     if lock.namespace != manifest.namespace {
         report.drift.push(LockDrift::Namespace {
             from: lock.namespace.clone(),
             to: manifest.namespace.clone(),
         });
+        strongest = Bump::Major;
     }
     for capability in &manifest.capabilities {
         let Some(locked) = lock.capabilities.get(&capability.name) else {
             report.drift.push(LockDrift::Added(capability.name.clone()));
+            strongest = strongest.max(Bump::Minor);
             continue;
         };
         if locked.schema_hash == capability.schema_hash && locked.version == capability.version {
@@ -227,6 +315,9 @@ pub fn check_lock(lock: &ContractLock, manifest: &Manifest) -> LockReport {
         }
         changes.sort_by_key(|change| std::cmp::Reverse(change.bump));
         let required = required_bump(&changes);
+        strongest = strongest
+            .max(required)
+            .max(version_bump(&locked.version, &capability.version));
         match version_check(&locked.version, &capability.version, required) {
             Ok(()) => report.drift.push(LockDrift::Changed {
                 capability: capability.name.clone(),
@@ -250,9 +341,55 @@ pub fn check_lock(lock: &ContractLock, manifest: &Manifest) -> LockReport {
             .any(|capability| &capability.name == name)
         {
             report.drift.push(LockDrift::Removed(name.clone()));
+            strongest = Bump::Major;
         }
     }
+    report.deployment = next_deployment(lock.deployment.as_ref(), manifest, strongest);
+    if lock.deployment.as_ref() != Some(&report.deployment) {
+        report.drift.push(LockDrift::Deployment {
+            from: lock
+                .deployment
+                .as_ref()
+                .map(|locked| locked.version.clone()),
+            to: report.deployment.version.clone(),
+        });
+    }
     report
+}
+
+/// The deployment `manifest` amounts to after `locked`, given the
+/// strongest change found between them.
+fn next_deployment(
+    locked: Option<&Deployment>,
+    manifest: &Manifest,
+    strongest: Bump,
+) -> Deployment {
+    let hash = deployment_hash(manifest);
+    let version = match locked {
+        None => FIRST_DEPLOYMENT_VERSION.to_owned(),
+        Some(locked) if locked.hash == hash => locked.version.clone(),
+        Some(locked) => match semver::Version::parse(&locked.version) {
+            // The hash moved, so the version does, by a patch at least
+            // (e.g. a contract whose schema only changed key order).
+            Ok(old) => next_version(&old, strongest.max(Bump::Patch)).to_string(),
+            // A hand-edited lock; the versioning starts again.
+            Err(_) => FIRST_DEPLOYMENT_VERSION.to_owned(),
+        },
+    };
+    Deployment { version, hash }
+}
+
+/// The bump a capability's own version made from `locked` to `current`;
+/// none when either is not semver or it went backwards (a problem
+/// reported on its own).
+fn version_bump(locked: &str, current: &str) -> Bump {
+    match (
+        semver::Version::parse(locked),
+        semver::Version::parse(current),
+    ) {
+        (Ok(old), Ok(new)) if new >= old => bump_made(&old, &new),
+        _ => Bump::None,
+    }
 }
 
 /// `Ok` when going from `locked` to `current` is a big enough bump for

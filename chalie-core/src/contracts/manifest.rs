@@ -15,6 +15,11 @@ use crate::registry::AbilityEntry;
 pub struct Manifest {
     /// The namespace every published name starts with.
     pub namespace: String,
+    /// The deployment version of the whole set, which only the lock's
+    /// history gives (`cargo xtask manifest` fills it in;
+    /// [`build_manifest`] leaves it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<super::lock::Deployment>,
     /// Every capability, sorted by name.
     pub capabilities: Vec<Capability>,
 }
@@ -152,6 +157,7 @@ pub fn build_manifest<'a>(
     }
     Ok(Manifest {
         namespace: namespace.to_owned(),
+        deployment: None,
         capabilities,
     })
 }

@@ -4,8 +4,11 @@
 //!   capability under its published name (`namespace.capability-name`)
 //!   with its version, schemas and [`contract_hash`]; [`check_lock`]
 //!   compares it with the committed [`ContractLock`] and names every
-//!   schema change that lacks its semver bump. [`declare_output!`]
-//!   (crate::declare_output) adds a typed success output.
+//!   schema change that lacks its semver bump, and the [`Deployment`]
+//!   version of the whole set. [`declare_output!`](crate::declare_output)
+//!   adds a typed success output. [`manifest_command`] and
+//!   [`lint_command`] are the `cargo xtask manifest` and `lint` of every
+//!   project.
 //! - **Toolsets and profiles**: a [`Profile`] exposes the toolsets it
 //!   enables plus the always-on [`CORE_ABILITIES`], nothing else.
 //! - **Context-safe outputs**: standard parameters ([`TopK`],
@@ -37,6 +40,7 @@
 
 mod canonical;
 mod cap;
+mod commands;
 mod cursor;
 mod diff;
 mod fragments;
@@ -53,12 +57,19 @@ pub use cap::{
     Capped, SCRATCHPAD_ABILITY, cap_result, cap_text, read_more, read_slice, slice_result,
     slice_text,
 };
+pub use commands::{
+    CONFIG_FILE, CommandError, LOCK_FILE, linked_manifest, lint_command, load_config,
+    manifest_command,
+};
 pub use cursor::{Cursor, CursorError, CursorKey, Position, query_fingerprint};
 pub use diff::{Bump, SchemaChange, Side, diff_schemas, required_bump};
 pub use fragments::{Fields, Format, ItemShape, MaxChars, MaxItems, STANDARD_PARAMS, TopK};
 pub(crate) use lint::states_default;
 pub use lint::{LintFinding, LintOptions, LintRule, lint, summary_similarity};
-pub use lock::{BumpProblem, ContractLock, LockDrift, LockReport, LockedContract, check_lock};
+pub use lock::{
+    BumpProblem, ContractLock, Deployment, FIRST_DEPLOYMENT_VERSION, LockDrift, LockReport,
+    LockedContract, check_lock, deployment_hash,
+};
 pub use manifest::{
     Capability, Manifest, ManifestError, ability_name, build_manifest, contract_hash,
     is_valid_namespace, published_name,

@@ -93,7 +93,8 @@ pub enum Refusal {
     MissingTags,
     /// The session's rate limit, or the one the ability declares
     /// (`#[ability(rate_limit = "3/hour")]`), was reached (`rate-limited`),
-    /// or could not be checked (`rate-limit-unavailable`).
+    /// or could not be checked, which is not a waiver
+    /// (`rate-limit-unavailable`).
     RateLimited,
     /// The permission policy denies it (`permission-denied`).
     Denied,
@@ -107,6 +108,10 @@ pub enum Refusal {
     /// A write in a session whose start could not be recorded, so a resumed
     /// run could not tell whether it ran (`write-not-recorded`).
     NotRecorded,
+    /// The ability derived a permission qualifier no policy could name
+    /// (`invalid-permission`): its bug, so the gate cannot decide and the
+    /// call does not run.
+    InvalidPermission,
 }
 
 impl Dispatched {

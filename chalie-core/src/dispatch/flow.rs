@@ -265,7 +265,7 @@ impl Dispatcher {
                         if let Some(derived) = call.permission.take() {
                             if !valid_qualifier(&derived) {
                                 let result = errors::bad_permission(&state.tool, &derived);
-                                return state.finish(turn, result);
+                                return state.refuse(turn, Refusal::InvalidPermission, result);
                             }
                             state.derived = Some(derived);
                         }

@@ -250,6 +250,7 @@ fn capability(version: &str, input: Value, output: Option<Value>) -> Capability 
 fn manifest(capabilities: Vec<Capability>) -> Manifest {
     Manifest {
         namespace: "acme".into(),
+        deployment: None,
         capabilities,
     }
 }
@@ -395,5 +396,137 @@ fn added_and_removed_capabilities_are_drift() {
         report
             .drift
             .contains(&LockDrift::Removed("acme.weather".into()))
+    );
+}
+
+/// A second capability beside `acme.weather`, unchanged in every case below.
+fn forecast() -> Capability {
+    let mut other = capability("1.2.0", base(), None);
+    other.name = "acme.forecast".into();
+    other.ability = "forecast".into();
+    other
+}
+
+/// The deployment version `--update` would write for `now`, after `lock`.
+fn deployment_after(lock: &ContractLock, now: Vec<Capability>) -> String {
+    let report = check_lock(lock, &manifest(now));
+    assert!(report.can_update(), "{:?}", report.problems);
+    report.deployment.version
+}
+
+#[test]
+fn unchanged_contracts_keep_the_deployment_version() {
+    let lock = ContractLock::from_manifest(&manifest(vec![
+        capability("1.4.2", base(), None),
+        forecast(),
+    ]));
+    let deployment = lock.deployment.clone().unwrap();
+    assert_eq!(deployment.version, "1.0.0");
+    let report = check_lock(
+        &lock,
+        &manifest(vec![forecast(), capability("1.4.2", base(), None)]),
+    );
+    assert!(report.is_clean(), "{:?}", report.drift);
+    assert_eq!(report.deployment, deployment);
+}
+
+#[test]
+fn a_description_only_change_is_a_patch_of_the_deployment() {
+    let lock = ContractLock::from_manifest(&manifest(vec![
+        capability("1.4.2", base(), None),
+        forecast(),
+    ]));
+    let mut reworded = base();
+    reworded["properties"]["city"]["description"] = json!("The city, e.g. `Valletta`.");
+    // Wording is a patch by the bump rules: the capability needs one...
+    let report = check_lock(
+        &lock,
+        &manifest(vec![
+            capability("1.4.2", reworded.clone(), None),
+            forecast(),
+        ]),
+    );
+    assert_eq!(report.problems[0].required, Bump::Patch);
+    // ...and once it has it, the deployment moves by a patch too.
+    let now = vec![capability("1.4.3", reworded, None), forecast()];
+    assert_eq!(deployment_after(&lock, now.clone()), "1.0.1");
+    let report = check_lock(&lock, &manifest(now));
+    assert!(report.drift.contains(&LockDrift::Deployment {
+        from: Some("1.0.0".into()),
+        to: "1.0.1".into()
+    }));
+    assert_ne!(report.deployment.hash, lock.deployment.unwrap().hash);
+}
+
+#[test]
+fn a_breaking_change_is_a_major_bump_of_the_deployment() {
+    let lock = ContractLock::from_manifest(&manifest(vec![
+        capability("1.4.2", base(), None),
+        forecast(),
+    ]));
+    let now = vec![capability("2.0.0", narrowed(), None), forecast()];
+    assert_eq!(deployment_after(&lock, now.clone()), "2.0.0");
+    // Accepted, the lock carries it, and the next check is clean at 2.0.0.
+    let manifest = manifest(now);
+    let report = check_lock(&lock, &manifest);
+    let accepted = ContractLock::accepting(&manifest, report.deployment);
+    let again = check_lock(&accepted, &manifest);
+    assert!(again.is_clean(), "{:?}", again.drift);
+    assert_eq!(again.deployment.version, "2.0.0");
+}
+
+#[test]
+fn the_strongest_change_among_capabilities_bumps_the_deployment() {
+    let lock = ContractLock::from_manifest(&manifest(vec![
+        capability("1.4.2", base(), None),
+        forecast(),
+    ]));
+    let mut added = base();
+    props(&mut added).insert(
+        "country".into(),
+        json!({ "description": "ISO code.", "type": "string" }),
+    );
+    let mut reworded = forecast();
+    reworded.input_schema["properties"]["city"]["description"] = json!("The town.");
+    reworded.schema_hash = contract_hash(&reworded.input_schema, None);
+    reworded.version = "1.2.1".into();
+    // A minor change of one and a patch of the other: minor.
+    assert_eq!(
+        deployment_after(
+            &lock,
+            vec![capability("1.5.0", added.clone(), None), reworded.clone()]
+        ),
+        "1.1.0"
+    );
+    // A new capability is additive: minor.
+    let mut new = forecast();
+    new.name = "acme.tides".into();
+    assert_eq!(
+        deployment_after(
+            &lock,
+            vec![capability("1.4.2", base(), None), forecast(), new]
+        ),
+        "1.1.0"
+    );
+    // A removed one breaks its callers: major.
+    assert_eq!(
+        deployment_after(&lock, vec![capability("1.4.2", base(), None)]),
+        "2.0.0"
+    );
+}
+
+#[test]
+fn a_lock_without_a_deployment_starts_one() {
+    let manifest = manifest(vec![capability("1.0.0", base(), None)]);
+    let mut lock = ContractLock::from_manifest(&manifest);
+    lock.deployment = None;
+    let report = check_lock(&lock, &manifest);
+    assert!(report.can_update());
+    assert_eq!(
+        report.drift,
+        [LockDrift::Deployment {
+            from: None,
+            to: "1.0.0".into()
+        }]
     );
 }

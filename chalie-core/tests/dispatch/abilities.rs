@@ -234,3 +234,27 @@ pub async fn refund(turn: &Turn) -> ToolResult {
     note(turn, "refund");
     ToolResult::success("refunded")
 }
+
+/// Parameters of [`archive_folder()`].
+#[derive(Params)]
+pub struct ArchiveParams {
+    /// The folder to archive, e.g. `reports/2025`.
+    pub folder: String,
+}
+
+/// A qualifier no policy can name (a `.` would split the permission): the
+/// ability's bug, which the dispatcher refuses rather than gate.
+fn archive_permission(_params: &ArchiveParams) -> Option<&'static str> {
+    Some("by.folder")
+}
+
+/// Archives a folder of the user's files. Use it when the user wants old files put away.
+#[ability(
+    effect = write,
+    permission = archive_permission,
+    examples = ["archive last year's reports", "put the old folder away", "archive this folder", "move old files to the archive", "clean up by archiving", "store the folder away"],
+)]
+pub async fn archive_folder(params: ArchiveParams, turn: &Turn) -> ToolResult {
+    note(turn, &format!("archive:{}", params.folder));
+    ToolResult::success(format!("archived {}", params.folder))
+}

@@ -17,6 +17,7 @@ mod limits;
 mod order;
 mod policy;
 mod reach;
+mod refusals;
 mod resolve;
 mod reuse;
 mod stress;

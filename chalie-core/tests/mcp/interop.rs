@@ -127,7 +127,10 @@ fn check_on_demand(report: &Value) {
 }
 
 fn full_server() -> McpServer {
-    McpServer::builder(dispatcher(&[])).build().unwrap()
+    McpServer::builder(dispatcher(&[]))
+        .exposure(Exposure::Full)
+        .build()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

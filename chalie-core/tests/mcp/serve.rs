@@ -248,7 +248,32 @@ fn an_ability_named_like_the_proxy_is_refused_on_demand() {
         .unwrap_err();
     assert_eq!(refused, McpServerError::ProxyNameTaken(CALL_PROXY.into()));
     // `full` has no proxy, so nothing clashes.
-    assert!(McpServer::builder(dispatcher).build().is_ok());
+    assert!(
+        McpServer::builder(dispatcher)
+            .exposure(Exposure::Full)
+            .build()
+            .is_ok()
+    );
+}
+
+/// The README's promise: a server built without choosing a listing is
+/// `on_demand`, the pinned core and the call proxy, not the whole catalog.
+#[tokio::test]
+async fn a_server_built_without_an_exposure_lists_on_demand() {
+    let server = McpServer::builder(crate::dispatcher(&[])).build().unwrap();
+    assert_eq!(server.exposure(), &Exposure::on_demand());
+    let client = connect(&server).await;
+    let listed: Vec<String> = client
+        .peer()
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    // Of the default core, this binary links `find_tools` only.
+    assert_eq!(listed, [CALL_PROXY, "find_tools"]);
+    client.cancel().await.unwrap();
 }
 
 #[tokio::test]

@@ -16,7 +16,9 @@
 //! ```
 //!
 //! Then `cargo xtask fetch-model`, `cargo xtask index`, `cargo xtask index --check` and
-//! `cargo xtask eval --tools F --queries F`. The program opens the index with
+//! `cargo xtask eval --tools F --queries F`, and the contract checks chalie's own xtask
+//! runs: `cargo xtask manifest [--check | --update]` (with `chalie.toml` at the root
+//! naming the namespace, and `contracts.lock.json` beside it) and `cargo xtask lint`. The program opens the index with
 //! [`Discovery::open_linked`](crate::Discovery::open_linked) at
 //! [`default_index_dir`](crate::default_index_dir) (or the folder given to [`Xtask::out`]).
 //! Each builder setting is a default the command line can override (`--skills`, `--out`,
@@ -83,6 +85,10 @@ pub enum XtaskError {
     /// `eval` or `fetch-model` failed.
     #[error("{0}")]
     Failed(BoxError),
+    /// `manifest` or `lint` found a problem (a contract changed without its bump, a
+    /// stale lock, a lint finding) or could not read the project's files.
+    #[error(transparent)]
+    Contracts(#[from] chalie_core::contracts::CommandError),
 }
 
 impl From<IndexError> for XtaskError {
@@ -112,6 +118,11 @@ commands:
        [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                find_tools on the built index over a committed set of
                                requests; fails below recall@5 or abstention
+
+  manifest [--out FILE]        print the discovery manifest of every linked ability
+  manifest --check             fail when a contract changed without its version bump
+  manifest --update            rewrite contracts.lock.json, refused while a bump is missing
+  lint [--similarity X]        review summaries, field descriptions and look-alike abilities
 
 --embedder-url and --embedder-model embed with an OpenAI-compatible /v1/embeddings
 endpoint instead of the built-in MiniLM (chalie-index's `openai` feature).";
@@ -276,7 +287,10 @@ impl Xtask {
     }
 
     /// Runs the command in `args` (the arguments after the program name): `index`,
-    /// `eval`, `golden`, `fetch-model` or `help`.
+    /// `eval`, `golden`, `fetch-model`, `manifest`, `lint` or `help`. `manifest` and
+    /// `lint` are chalie-core's [`manifest_command`](chalie_core::contracts::manifest_command)
+    /// and [`lint_command`](chalie_core::contracts::lint_command), as in chalie's own
+    /// xtask.
     pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<(), XtaskError> {
         let mut args = args.into_iter();
         let command = args.next().unwrap_or_default();
@@ -286,6 +300,8 @@ impl Xtask {
             "eval" => eval::run(self, &rest).map_err(XtaskError::Failed),
             "golden" => golden::run(self, &rest),
             "fetch-model" => fetch_model::run(&rest, &self.model).map_err(XtaskError::Failed),
+            "manifest" => Ok(chalie_core::contracts::manifest_command(&self.root, &rest)?),
+            "lint" => Ok(chalie_core::contracts::lint_command(&rest)?),
             "" | "help" | "--help" | "-h" => {
                 println!("{USAGE}");
                 Ok(())

@@ -6,7 +6,9 @@
 //! block, verbatim, so the README cannot drift from what works. Cargo then builds it
 //! offline, as a user would run it: `cargo xtask index`, `cargo xtask index --check`, the
 //! program; then one ability's summary is edited and both must report `index-stale` until
-//! the index is rebuilt.
+//! the index is rebuilt. The same xtask runs the contract checks chalie's own runs:
+//! `manifest --update` writes the lock, `manifest --check` refuses a contract changed
+//! without its version bump, and `lint` flags a summary a model could not use.
 //!
 //! The generated workspace shares this build's dependency artifacts (cargo's build
 //! directory), so only the two new crates and what their feature set changes compile.
@@ -22,6 +24,7 @@ use chalie_core::{Params, ToolResult, ability};
 pub struct TideParams {
     /// The harbour, e.g. `Marsaxlokk`.
     pub harbour: String,
+    TIDE_EXTRA_FIELD
 }
 
 /// SUMMARY_OF_TIDES
@@ -47,7 +50,7 @@ pub struct BerthParams {
     pub harbour: String,
 }
 
-/// Lists free berths in a harbour for visiting boats. Use it when the user wants to moor.
+/// SUMMARY_OF_BERTHS
 #[ability(
     effect = read,
     examples = [
@@ -68,6 +71,20 @@ const TIDES_SUMMARY: &str = "Tide times (high and low water) for a harbour. Use 
                              user asks when the tide turns.";
 const TIDES_SUMMARY_EDITED: &str = "High and low water times for a harbour, a week ahead. Use \
                                     it when the user asks about tides.";
+const BERTHS_SUMMARY: &str =
+    "Lists free berths in a harbour for visiting boats. Use it when the user wants to moor.";
+/// A summary the description lint refuses: it says neither what nor when.
+const BERTHS_SUMMARY_BAD: &str = "Berths.";
+/// A new required parameter: a breaking change of `tide_times`'s contract.
+const TIDE_DAYS_FIELD: &str = "/// How many days ahead, 1 to 7.\n    pub days: u32,";
+
+/// The user's abilities with these summaries and, when given, the extra field.
+fn abilities(tides: &str, berths: &str, tide_extra_field: &str) -> String {
+    ABILITIES
+        .replace("SUMMARY_OF_TIDES", tides)
+        .replace("SUMMARY_OF_BERTHS", berths)
+        .replace("TIDE_EXTRA_FIELD", tide_extra_field)
+}
 
 /// The user's program: opens the prebuilt index, then asks `find_tools` for each
 /// request on the command line and prints the names it injected, one per line. A
@@ -195,8 +212,10 @@ fn generate(root: &Path) {
     );
     write(
         &root.join("my_tools/src/lib.rs"),
-        &ABILITIES.replace("SUMMARY_OF_TIDES", TIDES_SUMMARY),
+        &abilities(TIDES_SUMMARY, BERTHS_SUMMARY, ""),
     );
+    // The namespace `cargo xtask manifest` publishes the capabilities in.
+    write(&root.join("chalie.toml"), "namespace = \"my-tools\"\n");
     write(&root.join("my_tools/src/main.rs"), PROGRAM);
     write(
         &root.join("xtask/Cargo.toml"),
@@ -284,10 +303,7 @@ fn a_users_crate_is_indexed_checked_and_found_by_its_own_xtask() {
 
     // One ability changes: the check and the program refuse the old index by name.
     let lib = root.join("my_tools/src/lib.rs");
-    write(
-        &lib,
-        &ABILITIES.replace("SUMMARY_OF_TIDES", TIDES_SUMMARY_EDITED),
-    );
+    write(&lib, &abilities(TIDES_SUMMARY_EDITED, BERTHS_SUMMARY, ""));
     let check = cargo(root, &["xtask", "index", "--check"]);
     assert!(
         !check.status.success(),
@@ -307,5 +323,67 @@ fn a_users_crate_is_indexed_checked_and_found_by_its_own_xtask() {
         String::from_utf8_lossy(&output.stdout).contains("tide_times"),
         "{}",
         text(&output)
+    );
+
+    contract_checks(root);
+}
+
+/// The contract checks through the same few-line xtask: the lock, a breaking change
+/// without its bump, and the description lint.
+fn contract_checks(root: &Path) {
+    let lock = root.join("contracts.lock.json");
+    let missing = cargo(root, &["xtask", "manifest", "--check"]);
+    assert!(!missing.status.success(), "{}", text(&missing));
+    assert!(
+        text(&missing).contains("contracts.lock.json is missing"),
+        "{}",
+        text(&missing)
+    );
+    let wrote = succeeds(root, &["xtask", "manifest", "--update"]);
+    assert!(wrote.contains("deployment 1.0.0"), "{wrote}");
+    let locked = std::fs::read_to_string(&lock).expect("the lock is written");
+    assert!(locked.contains("\"my-tools.tide-times\""), "{locked}");
+    succeeds(root, &["xtask", "manifest", "--check"]);
+    succeeds(root, &["xtask", "lint"]);
+
+    // A new required parameter, version left at 1.0.0; a summary that says nothing.
+    write(
+        &root.join("my_tools/src/lib.rs"),
+        &abilities(TIDES_SUMMARY_EDITED, BERTHS_SUMMARY_BAD, TIDE_DAYS_FIELD),
+    );
+    let check = cargo(root, &["xtask", "manifest", "--check"]);
+    assert!(
+        !check.status.success(),
+        "a breaking change without its bump passed:\n{}",
+        text(&check)
+    );
+    for expected in [
+        "`my-tools.tide-times` changed its schema and needs a major version bump",
+        "set `version = \"2.0.0\"`",
+        "input field `days`: new required field",
+    ] {
+        assert!(
+            text(&check).contains(expected),
+            "{expected}:\n{}",
+            text(&check)
+        );
+    }
+    let update = cargo(root, &["xtask", "manifest", "--update"]);
+    assert!(!update.status.success(), "{}", text(&update));
+    assert_eq!(
+        std::fs::read_to_string(&lock).expect("the lock"),
+        locked,
+        "a refused update left the lock as it was"
+    );
+    let lint = cargo(root, &["xtask", "lint"]);
+    assert!(
+        !lint.status.success(),
+        "a bad summary passed:\n{}",
+        text(&lint)
+    );
+    assert!(
+        text(&lint).contains("summary-too-short: `harbour_berths`"),
+        "{}",
+        text(&lint)
     );
 }

@@ -1,6 +1,6 @@
 //! Discovery: the index over the linked abilities and the skill
 //! playbooks, searched by chalie-index's `find_tools` and `find_skills`
-//! abilities through the [`Discovery`] extension.
+//! abilities through the [`Discovery`](chalie_index::Discovery) extension.
 
 use std::path::Path;
 

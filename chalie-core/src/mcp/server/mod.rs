@@ -27,12 +27,22 @@ pub enum Exposure {
     Full,
     /// Only the pinned abilities the registry has (e.g. `find_tools`) and
     /// the call proxy [`CALL_PROXY`]; the client's model finds the rest
-    /// with `find_tools` and calls them through the proxy. The default for
-    /// large catalogs: the listing stays small and never changes.
+    /// with `find_tools` and calls them through the proxy. The default
+    /// ([`Exposure::default`]): the listing stays small and never changes,
+    /// and the client's model reaches the rest the way a chalie session's
+    /// does, through discovery.
     OnDemand {
         /// The always-on core, by name.
         pinned: Vec<String>,
     },
+}
+
+impl Default for Exposure {
+    /// [`Exposure::on_demand`]: discovery is how a model reaches a large
+    /// catalog, over MCP as in a session; `full` is the opt-in.
+    fn default() -> Self {
+        Exposure::on_demand()
+    }
 }
 
 impl Exposure {
@@ -112,7 +122,8 @@ impl std::fmt::Debug for McpServerBuilder {
 }
 
 impl McpServerBuilder {
-    /// Which tools are listed (default [`Exposure::Full`]).
+    /// Which tools are listed (default [`Exposure::on_demand`]: the pinned
+    /// core and the call proxy).
     pub fn exposure(mut self, exposure: Exposure) -> Self {
         self.exposure = exposure;
         self
@@ -208,7 +219,7 @@ impl McpServer {
     pub fn builder(dispatcher: Arc<Dispatcher>) -> McpServerBuilder {
         McpServerBuilder {
             dispatcher,
-            exposure: Exposure::Full,
+            exposure: Exposure::default(),
             outputs: None,
             external: Vec::new(),
             name: "chalie".to_owned(),
