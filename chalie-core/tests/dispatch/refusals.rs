@@ -59,7 +59,12 @@ fn dispatcher_codes() -> Vec<String> {
 struct BrokenCounter;
 
 impl RateCounter for BrokenCounter {
-    fn admit(&self, _session_id: &str, _limit: RateLimit) -> Result<Admission, RateCounterError> {
+    fn admit(
+        &self,
+        _session_id: &str,
+        _scope: chalie_core::dispatch::RateScope<'_>,
+        _limit: RateLimit,
+    ) -> Result<Admission, RateCounterError> {
         Err(RateCounterError("the database is unreachable".into()))
     }
 }
