@@ -177,7 +177,9 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
     let source = ledger_server(&ledger).await;
 
     // A profile without the server: discovery activates the tools, and
-    // they stay out of the request and out of reach.
+    // they stay out of the request and out of reach. Each session lets
+    // writes run without asking, so only reachability keeps a write from
+    // the server.
     let model = Arc::new(ScriptedModel::new([
         Reply::tool_call("find_tools", json!({ "query": "ledger" })),
         Reply::tool_call("ledger__add_entry", json!({ "text": "milk" })),
@@ -185,6 +187,7 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
     ]));
     let outside = ChannelTools::new().profile(Profile::new());
     let sessions_outside = sessions(&source, outside, &model);
+    sessions_outside.set_mode("ext-outside", Mode::Auto).unwrap();
     let events = sessions_outside
         .send("ext-outside", "add milk")
         .unwrap()
@@ -208,6 +211,7 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
             .hiding_external_tool("ledger__clear"),
     );
     let sessions_by_server = sessions(&source, by_server, &model);
+    sessions_by_server.set_mode("ext-by-server", Mode::Auto).unwrap();
     let events = sessions_by_server
         .send("ext-by-server", "how many entries")
         .unwrap()
@@ -230,6 +234,7 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
     let by_name =
         ChannelTools::new().profile(Profile::new().with_external_tool("ledger__count_entries"));
     let sessions_by_name = sessions(&source, by_name, &model);
+    sessions_by_name.set_mode("ext-by-name", Mode::Auto).unwrap();
     let events = sessions_by_name
         .send("ext-by-name", "how many entries")
         .unwrap()
