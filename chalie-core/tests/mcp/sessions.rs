@@ -187,7 +187,9 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
     ]));
     let outside = ChannelTools::new().profile(Profile::new());
     let sessions_outside = sessions(&source, outside, &model);
-    sessions_outside.set_mode("ext-outside", Mode::Auto).unwrap();
+    sessions_outside
+        .set_mode("ext-outside", Mode::Auto)
+        .unwrap();
     let events = sessions_outside
         .send("ext-outside", "add milk")
         .unwrap()
@@ -211,7 +213,9 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
             .hiding_external_tool("ledger__clear"),
     );
     let sessions_by_server = sessions(&source, by_server, &model);
-    sessions_by_server.set_mode("ext-by-server", Mode::Auto).unwrap();
+    sessions_by_server
+        .set_mode("ext-by-server", Mode::Auto)
+        .unwrap();
     let events = sessions_by_server
         .send("ext-by-server", "how many entries")
         .unwrap()
@@ -234,7 +238,9 @@ async fn the_channel_profile_selects_external_tools_by_server_and_by_name() {
     let by_name =
         ChannelTools::new().profile(Profile::new().with_external_tool("ledger__count_entries"));
     let sessions_by_name = sessions(&source, by_name, &model);
-    sessions_by_name.set_mode("ext-by-name", Mode::Auto).unwrap();
+    sessions_by_name
+        .set_mode("ext-by-name", Mode::Auto)
+        .unwrap();
     let events = sessions_by_name
         .send("ext-by-name", "how many entries")
         .unwrap()
