@@ -1,8 +1,11 @@
 //! The sealed assembler: the one place that builds what the model sees.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use crate::ability::{Ability, Effect};
+use crate::dispatch::ExternalTool;
 use crate::registry::AbilityEntry;
 
 // The per-provider rendering of a descriptor, kept beside it.
@@ -33,16 +36,21 @@ impl AssembleOptions {
 /// Render it for a provider with [`ToolDescriptor::render`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDescriptor {
-    name: &'static str,
+    name: Cow<'static, str>,
     description: String,
     parameters: Value,
     effect: Effect,
+    /// Whether the schema keeps its meaning in OpenAI's strict dialect: an
+    /// ability's does (its reader takes `null` for an absent optional
+    /// field), an external tool's need not (its server may refuse `null`).
+    strict: bool,
 }
 
 impl ToolDescriptor {
-    /// The tool name.
-    pub fn name(&self) -> &'static str {
-        self.name
+    /// The tool name: an ability's, or an external tool's qualified
+    /// `server__tool`.
+    pub fn name(&self) -> &str {
+        &self.name
     }
     /// The description (the ability's summary).
     pub fn description(&self) -> &str {
@@ -55,6 +63,13 @@ impl ToolDescriptor {
     /// Read or write.
     pub fn effect(&self) -> Effect {
         self.effect
+    }
+    /// Whether providers with a strict mode (OpenAI) may be asked to hold
+    /// the model to the schema: `false` for an external tool, whose schema
+    /// chalie did not write and cannot rewrite without changing what its
+    /// server accepts.
+    pub fn strict(&self) -> bool {
+        self.strict
     }
 }
 
@@ -86,29 +101,63 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
         // same turn. The framework fields cost tokens on every request, so
         // they appear only where they act.
         if !spec.internal() {
-            properties.insert(
-                ACT_SUMMARY_FIELD.into(),
-                json!({
-                    "type": "string",
-                    "description": "A short line shown to the user while this runs, in their language."
-                }),
-            );
-            if options.background_calls {
-                properties.insert(
-                    ASYNC_FIELD.into(),
-                    json!({
-                        "type": "boolean",
-                        "description": "true: run in the background; the result comes later."
-                    }),
-                );
-            }
+            insert_framework_fields(properties, options);
         }
     }
     ToolDescriptor {
-        name: spec.name(),
+        name: Cow::Borrowed(spec.name()),
         description: spec.summary().to_owned(),
         parameters,
         effect: spec.effect(),
+        strict: true,
+    }
+}
+
+/// Assembles the descriptor of an external tool (an MCP server's, say)
+/// the way a session offers it: its server's input schema, plus the
+/// framework fields every non-internal call may carry (`act_summary`, and
+/// `async` where the channel runs calls in the background), which the
+/// dispatcher takes off before the server's schema is checked. Rendered
+/// without strict mode (see [`ToolDescriptor::strict`]).
+pub fn assemble_external(tool: &ExternalTool, options: AssembleOptions) -> ToolDescriptor {
+    let mut parameters = tool.input_schema.clone();
+    if !parameters.is_object() {
+        parameters = json!({ "type": "object", "properties": {} });
+    }
+    if let Value::Object(object) = &mut parameters {
+        let properties = object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(properties) = properties {
+            insert_framework_fields(properties, options);
+        }
+    }
+    ToolDescriptor {
+        name: Cow::Owned(tool.name.clone()),
+        description: tool.description.clone(),
+        parameters,
+        effect: tool.effect,
+        strict: false,
+    }
+}
+
+/// `act_summary`, and `async` where the channel allows background calls.
+fn insert_framework_fields(properties: &mut Map<String, Value>, options: AssembleOptions) {
+    properties.insert(
+        ACT_SUMMARY_FIELD.into(),
+        json!({
+            "type": "string",
+            "description": "A short line shown to the user while this runs, in their language."
+        }),
+    );
+    if options.background_calls {
+        properties.insert(
+            ASYNC_FIELD.into(),
+            json!({
+                "type": "boolean",
+                "description": "true: run in the background; the result comes later."
+            }),
+        );
     }
 }
 

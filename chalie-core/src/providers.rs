@@ -37,22 +37,30 @@ impl ToolDescriptor {
     pub fn render(&self, provider: Provider) -> Value {
         let name = self.name();
         let description = self.description();
+        // An external tool's schema goes as its server wrote it: strict mode
+        // would make its optional fields nullable, and its server may refuse
+        // the `null`s a model then sends.
+        let (parameters, strict) = if self.strict() {
+            (strict_schema(self.parameters()), true)
+        } else {
+            (self.parameters().clone(), false)
+        };
         match provider {
             Provider::OpenAiChat => json!({
                 "type": "function",
                 "function": {
                     "name": name,
                     "description": description,
-                    "parameters": strict_schema(self.parameters()),
-                    "strict": true,
+                    "parameters": parameters,
+                    "strict": strict,
                 }
             }),
             Provider::OpenAiResponses => json!({
                 "type": "function",
                 "name": name,
                 "description": description,
-                "parameters": strict_schema(self.parameters()),
-                "strict": true,
+                "parameters": parameters,
+                "strict": strict,
             }),
             Provider::Anthropic => json!({
                 "name": name,

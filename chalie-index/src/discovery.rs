@@ -35,7 +35,7 @@ pub trait SkillRules: Send + Sync {
 pub struct Discovery {
     index: Result<Arc<Index>, Arc<IndexError>>,
     rules: Option<Arc<dyn SkillRules>>,
-    /// Local abilities the profile does not expose; never returned.
+    /// Local abilities and external tools the profile does not expose; never returned.
     hidden: HashSet<String>,
 }
 
@@ -94,15 +94,20 @@ impl Discovery {
         self
     }
 
-    /// Returns only the local abilities `profile` exposes (its toolsets and core); skills
-    /// and external tools are not governed by profiles.
+    /// Returns only the local abilities and external tools `profile` exposes: an ability by
+    /// its toolset or the core, an external tool by its server or its name
+    /// ([`Profile::allows_external`]), the rule the dispatcher applies to what `find_tools`
+    /// activates on a channel with that profile. Skills are not governed by profiles.
     pub fn with_profile(mut self, profile: &Profile) -> Discovery {
         if let Ok(index) = &self.index {
             self.hidden = index
                 .entries
                 .iter()
-                .filter(|e| e.source == Source::Local)
-                .filter(|e| !profile.is_core(&e.name) && !profile.enables(&e.toolset))
+                .filter(|e| match &e.source {
+                    Source::Local => !profile.is_core(&e.name) && !profile.enables(&e.toolset),
+                    Source::External { .. } => !profile.allows_external(&e.qualified),
+                    Source::Skill => false,
+                })
                 .map(|e| e.qualified.clone())
                 .collect();
         }
@@ -136,11 +141,11 @@ impl Discovery {
     /// What `find_tools` answers: activates the injected abilities on `turn` and returns
     /// `{"injected":[{"name","summary","parameters"}],"not_found":[…],"ambiguous":[…]}`.
     /// Where the turn offers what it activates in its next request
-    /// ([`Turn::offers_activated_tools`], a session's turns) the model reads a linked
-    /// ability's whole definition there, so its entry is only its name and its summary's
-    /// first sentence ([`chalie_rules::first_sentence`]): nothing is paid for twice. An
-    /// external tool always carries its whole summary and parameters: a session's tool list
-    /// holds linked abilities only.
+    /// ([`Turn::offers_activated_tools`], a session's turns) the model reads the tool's whole
+    /// definition there, a linked ability's or an external tool's alike, so its entry is
+    /// only its name and its summary's first sentence ([`chalie_rules::first_sentence`]):
+    /// nothing is paid for twice. Elsewhere (an MCP client calling through the proxy) each
+    /// entry carries the whole summary and parameters.
     pub fn find_tools(&self, queries: &[String], turn: &Turn) -> ToolResult {
         let (index, outcome) = match self.find(queries, Scope::Abilities) {
             Ok(found) => found,
@@ -153,7 +158,7 @@ impl Discovery {
             .injected
             .iter()
             .map(|hit| {
-                if offered_next && hit.source == Source::Local {
+                if offered_next && hit.source != Source::Skill {
                     // The next request's tool list carries the whole definition, summary
                     // included: here a line says what the tool is, and nothing is paid twice.
                     return json!({

@@ -59,10 +59,11 @@
 //! `{"injected":[{"name","summary"}],"not_found":[…]}` (plus `ambiguous` with the qualified
 //! names to ask for), with the counts in the envelope header. A session's turn offers what
 //! was activated in its next request (`TurnBuilder::offers_activated_tools`), so the model
-//! reads the full definitions there and `summary` is the summary's first sentence; on any
-//! other turn (a call on its own, the MCP proxy) and for external tools each entry carries
-//! the whole summary and `parameters`, the JSON Schema a client needs to call the tool. [`Discovery::with_profile`]
-//! limits local abilities to a profile's toolsets; [`Discovery::with_skill_rules`] adds
+//! reads the full definitions there (a linked ability's or an external tool's) and `summary`
+//! is the summary's first sentence; on any other turn (a call on its own, the MCP proxy)
+//! each entry carries the whole summary and `parameters`, the JSON Schema a client needs to
+//! call the tool. [`Discovery::with_profile`] limits local abilities to a profile's
+//! toolsets and external tools to its servers and names; [`Discovery::with_skill_rules`] adds
 //! the host's personalisation rules to the playbooks `find_skills` returns.
 //!
 //! Each query entry goes down a cascade and stops at the first rung that finds anything:

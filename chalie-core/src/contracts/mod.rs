@@ -76,7 +76,7 @@ pub use manifest::{
 };
 pub use output::{DuplicateOutput, OutputSchemas, output_schema_of};
 pub use page::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, PageRequest, keys, list_body};
-pub use profile::{CORE_ABILITIES, ChalieConfig, Profile};
+pub use profile::{CORE_ABILITIES, ChalieConfig, ConfigError, Profile, Selector, Unresolved};
 pub use scratchpad::{
     Scratchpad, ScratchpadError, ScratchpadLimits, ScratchpadSlice, ScratchpadStub,
 };

@@ -1,10 +1,14 @@
-//! Profiles: which toolsets a deployment exposes to the model.
+//! Profiles: which toolsets and external tools a deployment exposes to the
+//! model, and the `chalie.toml` that names them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::ability::AbilitySpec;
+use crate::dispatch::{ExternalTools, source_of};
 use crate::registry::Registry;
 
 /// The abilities every profile exposes, by name: discovery, memory and the
@@ -18,19 +22,32 @@ fn default_core() -> BTreeSet<String> {
         .collect()
 }
 
-/// The toolsets a deployment enables, plus the always-on core.
+/// The toolsets and external tools a deployment enables, plus the
+/// always-on core.
 ///
 /// Unavailable unless configured: an ability is exposed only when its
-/// toolset is listed or its name is in the core, so an empty profile
-/// exposes only the core. Load one from TOML (or any serde format):
+/// toolset is listed or its name is in the core, and an external tool
+/// (`server__tool`, from an [`ExternalTools`] proxy such as an MCP server)
+/// only when its server or its own name is listed and it is not hidden. An
+/// empty profile exposes only the core. Load one from TOML (or any serde
+/// format):
 ///
 /// ```
 /// let profile: chalie_core::contracts::Profile = toml::from_str(r#"
 ///     toolsets = ["weather"]
+///
+///     [external]
+///     servers = ["github"]                 # every tool of `github`
+///     tools = ["files__read_file"]         # one tool of `files`
+///     hide = ["github__delete_repository"] # never this one
 /// "#).unwrap();
 /// assert!(profile.enables("weather"));
 /// assert!(!profile.enables("default"));
 /// assert!(profile.is_core("memory"));
+/// assert!(profile.allows_external("github__search_issues"));
+/// assert!(profile.allows_external("files__read_file"));
+/// assert!(!profile.allows_external("files__delete_file"));
+/// assert!(!profile.allows_external("github__delete_repository"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +59,31 @@ pub struct Profile {
     /// [`CORE_ABILITIES`].
     #[serde(default = "default_core")]
     core: BTreeSet<String>,
+    /// The external tools exposed.
+    #[serde(default, skip_serializing_if = "ExternalSelection::is_empty")]
+    external: ExternalSelection,
+}
+
+/// Which external tools a [`Profile`] exposes: the `[external]` table of a
+/// profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExternalSelection {
+    /// Servers whose every tool is exposed, by source name (`github`).
+    #[serde(default)]
+    servers: BTreeSet<String>,
+    /// Tools exposed one by one, by qualified name (`github__search`).
+    #[serde(default)]
+    tools: BTreeSet<String>,
+    /// Tools never exposed, even when their server is listed.
+    #[serde(default)]
+    hide: BTreeSet<String>,
+}
+
+impl ExternalSelection {
+    fn is_empty(&self) -> bool {
+        self.servers.is_empty() && self.tools.is_empty() && self.hide.is_empty()
+    }
 }
 
 impl Default for Profile {
@@ -56,12 +98,33 @@ impl Profile {
         Self {
             toolsets: BTreeSet::new(),
             core: default_core(),
+            external: ExternalSelection::default(),
         }
     }
 
     /// Also enables `toolset`.
     pub fn with_toolset(mut self, toolset: impl Into<String>) -> Self {
         self.toolsets.insert(toolset.into());
+        self
+    }
+
+    /// Also exposes every tool of the external server `server` (its tools
+    /// are named `server__tool`), except those hidden.
+    pub fn with_server(mut self, server: impl Into<String>) -> Self {
+        self.external.servers.insert(server.into());
+        self
+    }
+
+    /// Also exposes the external tool `qualified` (`server__tool`).
+    pub fn with_external_tool(mut self, qualified: impl Into<String>) -> Self {
+        self.external.tools.insert(qualified.into());
+        self
+    }
+
+    /// Never exposes the external tool `qualified`, even when its server
+    /// or its name is listed.
+    pub fn hiding_external_tool(mut self, qualified: impl Into<String>) -> Self {
+        self.external.hide.insert(qualified.into());
         self
     }
 
@@ -100,6 +163,77 @@ impl Profile {
             .is_some_and(|entry| self.allows(entry.spec()))
     }
 
+    /// Whether this profile exposes the external tool `qualified`
+    /// (`server__tool`): its server or its name is listed, and it is not
+    /// hidden.
+    pub fn allows_external(&self, qualified: &str) -> bool {
+        let external = &self.external;
+        !external.hide.contains(qualified)
+            && (external.tools.contains(qualified)
+                || source_of(qualified).is_some_and(|server| external.servers.contains(server)))
+    }
+
+    /// Whether this profile exposes the tool `name`: an ability of
+    /// `registry` by its toolset or the core ([`allows`](Self::allows)),
+    /// any other name as an external tool
+    /// ([`allows_external`](Self::allows_external)). The rule the
+    /// dispatcher applies to what `find_tools` activated on a channel with
+    /// this profile.
+    pub fn exposes(&self, registry: &Registry, name: &str) -> bool {
+        match registry.get(name) {
+            Some(entry) => self.allows(entry.spec()),
+            None => self.allows_external(name),
+        }
+    }
+
+    /// The external servers listed, sorted.
+    pub fn servers(&self) -> impl Iterator<Item = &str> + '_ {
+        self.external.servers.iter().map(String::as_str)
+    }
+
+    /// Every name this profile lists that `registry` and the `external`
+    /// proxies do not have: a toolset no ability belongs to, a server no
+    /// proxy serves, an external tool (listed or hidden) no proxy lists.
+    /// Usually a typo in the configuration; empty when all resolve.
+    pub fn unresolved(
+        &self,
+        registry: &Registry,
+        external: &[Arc<dyn ExternalTools>],
+    ) -> Vec<Unresolved> {
+        let toolsets: BTreeSet<&str> = registry
+            .iter()
+            .map(|entry| entry.spec().toolset())
+            .collect();
+        let tools: Vec<String> = external
+            .iter()
+            .flat_map(|proxy| proxy.tools())
+            .map(|tool| tool.name)
+            .collect();
+        // A proxy's server is its prefix without the separator, whether or
+        // not it lists any tool right now.
+        let mut servers: BTreeSet<&str> = external
+            .iter()
+            .filter_map(|proxy| source_of(proxy.prefix()))
+            .collect();
+        servers.extend(tools.iter().filter_map(|name| source_of(name)));
+        let mut unresolved = Vec::new();
+        let mut check = |kind: Selector, names: &BTreeSet<String>, known: &BTreeSet<&str>| {
+            for name in names.iter().filter(|name| !known.contains(name.as_str())) {
+                unresolved.push(Unresolved {
+                    kind,
+                    name: name.clone(),
+                    suggestions: crate::dispatch::resolve::suggest(name, known.iter().copied()),
+                });
+            }
+        };
+        check(Selector::Toolset, &self.toolsets, &toolsets);
+        check(Selector::Server, &self.external.servers, &servers);
+        let tools: BTreeSet<&str> = tools.iter().map(String::as_str).collect();
+        check(Selector::ExternalTool, &self.external.tools, &tools);
+        check(Selector::ExternalTool, &self.external.hide, &tools);
+        unresolved
+    }
+
     /// The abilities of `registry` this profile exposes.
     pub fn exposed(&self, registry: &Registry) -> Registry {
         registry.filter(|entry| self.allows(entry.spec()))
@@ -120,20 +254,127 @@ impl Profile {
     }
 }
 
+/// What a profile names: a toolset, an external server or tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Selector {
+    /// A `toolsets` entry.
+    Toolset,
+    /// An `[external] servers` entry.
+    Server,
+    /// An `[external] tools` or `hide` entry.
+    ExternalTool,
+}
+
+impl std::fmt::Display for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Selector::Toolset => "toolset",
+            Selector::Server => "external server",
+            Selector::ExternalTool => "external tool",
+        })
+    }
+}
+
+/// A name a profile lists that nothing linked or connected has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    /// What kind of name it is.
+    pub kind: Selector,
+    /// The name as configured.
+    pub name: String,
+    /// The closest known names of that kind.
+    pub suggestions: Vec<String>,
+}
+
+impl std::fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown {} `{}`", self.kind, self.name)?;
+        match self.suggestions.as_slice() {
+            [] => Ok(()),
+            close => write!(f, " (did you mean `{}`?)", close.join("`, `")),
+        }
+    }
+}
+
+/// Why a `chalie.toml` or one of its profiles cannot be used. Each message
+/// says what to change.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read `{path}`: {source}; it sets `namespace = \"...\"` and the profiles")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not TOML of the expected shape (an unknown key in a profile included).
+    #[error("{origin}: {detail}")]
+    Parse {
+        /// The file, or `chalie.toml` for text.
+        origin: String,
+        /// What the parser said.
+        detail: String,
+    },
+    /// No profile has that name.
+    #[error("no profile `{name}` in chalie.toml; {}", known_profiles(.known))]
+    UnknownProfile {
+        /// The name asked for.
+        name: String,
+        /// The profiles the file defines.
+        known: Vec<String>,
+    },
+    /// The profile lists names nothing linked or connected has.
+    #[error("profile `{profile}`: {}; fix the names in `[profiles.{profile}]`", list(.unresolved))]
+    Unresolved {
+        /// The profile.
+        profile: String,
+        /// Every such name.
+        unresolved: Vec<Unresolved>,
+    },
+}
+
+fn known_profiles(known: &[String]) -> String {
+    if known.is_empty() {
+        "it defines none; add a `[profiles.NAME]` table".to_owned()
+    } else {
+        format!("it defines `{}`", known.join("`, `"))
+    }
+}
+
+fn list(unresolved: &[Unresolved]) -> String {
+    unresolved
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// A workspace's chalie configuration (`chalie.toml`): the namespace its
 /// capabilities are published in, and named profiles.
 ///
 /// ```
-/// let config: chalie_core::contracts::ChalieConfig = toml::from_str(r#"
+/// use chalie_core::contracts::{ChalieConfig, ConfigError};
+///
+/// let config = ChalieConfig::from_toml(r#"
 ///     namespace = "acme"
 ///
 ///     [profiles.assistant]
 ///     toolsets = ["weather", "calendar"]
+///
+///     [profiles.assistant.external]
+///     servers = ["github"]
 /// "#).unwrap();
 /// assert_eq!(config.namespace, "acme");
 /// assert!(config.profile("assistant").unwrap().enables("calendar"));
-/// // An unknown profile name exposes only the core, never everything.
-/// assert!(config.profile("nope").is_none());
+/// assert!(config.profile("assistant").unwrap().allows_external("github__search"));
+/// // An unknown profile name is an error naming the profiles there are,
+/// // never an empty (or a full) profile.
+/// let registry = chalie_core::registry().unwrap();
+/// let error = config.select("asistant", registry, &[]).unwrap_err();
+/// assert!(matches!(error, ConfigError::UnknownProfile { .. }));
 /// ```
 ///
 /// Other tables in the file are ignored here, so other parts of chalie can
@@ -148,8 +389,62 @@ pub struct ChalieConfig {
 }
 
 impl ChalieConfig {
-    /// The profile called `name`.
+    /// Reads a `chalie.toml`.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path.display().to_string())
+    }
+
+    /// Parses the text of a `chalie.toml`.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        Self::parse(text, "chalie.toml".to_owned())
+    }
+
+    fn parse(text: &str, origin: String) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError::Parse {
+            origin,
+            detail: error.to_string(),
+        })
+    }
+
+    /// The profile called `name`, unchecked.
     pub fn profile(&self, name: &str) -> Option<&Profile> {
         self.profiles.get(name)
+    }
+
+    /// The profile called `name`, checked against what the program has:
+    /// every toolset it enables has an ability in `registry`, every server
+    /// and external tool it names is served by one of `external`. What a
+    /// program calls at start, so a typo stops it with the fix instead of
+    /// leaving a profile that silently exposes less.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::UnknownProfile`] with the names the file defines;
+    /// [`ConfigError::Unresolved`] with every name that does not resolve
+    /// and the closest known ones.
+    pub fn select(
+        &self,
+        name: &str,
+        registry: &Registry,
+        external: &[Arc<dyn ExternalTools>],
+    ) -> Result<Profile, ConfigError> {
+        let profile = self
+            .profile(name)
+            .ok_or_else(|| ConfigError::UnknownProfile {
+                name: name.to_owned(),
+                known: self.profiles.keys().cloned().collect(),
+            })?;
+        let unresolved = profile.unresolved(registry, external);
+        if !unresolved.is_empty() {
+            return Err(ConfigError::Unresolved {
+                profile: name.to_owned(),
+                unresolved,
+            });
+        }
+        Ok(profile.clone())
     }
 }

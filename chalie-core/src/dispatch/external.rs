@@ -6,6 +6,22 @@ use serde_json::Value;
 
 use crate::{BoxFuture, Effect, ToolResult, Turn, params::ParamErrors};
 
+/// Separates the source from the tool in an external tool's qualified name
+/// (`github__search_issues`): no snake_case ability name contains it, so a
+/// qualified name never shadows a local ability, and a
+/// [`Profile`](crate::contracts::Profile) tells a tool's server from it.
+pub const SOURCE_SEPARATOR: &str = "__";
+
+/// The server an external tool's qualified name belongs to: what comes
+/// before the first [`SOURCE_SEPARATOR`] (`github` for
+/// `github__search_issues`); `None` for a name without one.
+pub fn source_of(qualified: &str) -> Option<&str> {
+    qualified
+        .split_once(SOURCE_SEPARATOR)
+        .map(|(server, _)| server)
+        .filter(|server| !server.is_empty())
+}
+
 /// One external tool, as data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExternalTool {

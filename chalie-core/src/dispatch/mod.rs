@@ -23,7 +23,7 @@ mod limits;
 pub(crate) mod mode;
 mod policy;
 mod reach;
-mod resolve;
+pub(crate) mod resolve;
 mod reuse;
 mod session;
 mod store;
@@ -41,7 +41,7 @@ use dashmap::DashMap;
 pub use approver::{Approval, ApprovalRequest, Approver};
 pub use background::BackgroundCalls;
 pub use call::{Dispatched, Refusal, ToolCall};
-pub use external::{ExternalOutput, ExternalTool, ExternalTools};
+pub use external::{ExternalOutput, ExternalTool, ExternalTools, SOURCE_SEPARATOR, source_of};
 pub(crate) use hook::{GateHook, HookError, TurnGate};
 pub use limits::{Admission, RateCounter, RateCounterError, RateLimit, RateScope};
 pub use policy::{Policy, PolicyError, Setting, SettingSource};
@@ -434,6 +434,38 @@ impl Dispatcher {
     /// what was activated.
     pub fn offered(&self, turn: &Turn) -> Vec<String> {
         self.channels.offered(&self.registry, turn)
+    }
+
+    /// What the next model request of `turn` offers, assembled: the
+    /// descriptor of each name of [`offered`](Self::offered), in that
+    /// order, for an ability as [`assemble`](crate::descriptor::assemble)
+    /// builds it and for an external tool as
+    /// [`assemble_external`](crate::descriptor::assemble_external) does,
+    /// from its proxy's listing now. A name neither resolves to (a pin of a
+    /// tool a server no longer lists) is left out: the model is never shown
+    /// a tool it cannot call.
+    pub fn offered_descriptors(&self, turn: &Turn) -> Vec<crate::descriptor::ToolDescriptor> {
+        use crate::descriptor::{AssembleOptions, assemble, assemble_external};
+        let options = AssembleOptions::for_channel(turn.channel());
+        // Each proxy is listed once per request, and only when asked.
+        let mut listings: Vec<Option<Vec<ExternalTool>>> = vec![None; self.external.len()];
+        self.offered(turn)
+            .iter()
+            .filter_map(|name| {
+                if let Some(entry) = self.registry.get(name) {
+                    return Some(assemble(entry, options));
+                }
+                let position = self.external.iter().position(|proxy| {
+                    !proxy.prefix().is_empty() && name.starts_with(proxy.prefix())
+                })?;
+                let listing =
+                    listings[position].get_or_insert_with(|| self.external[position].tools());
+                listing
+                    .iter()
+                    .find(|tool| tool.name == *name)
+                    .map(|tool| assemble_external(tool, options))
+            })
+            .collect()
     }
 
     /// The live policy: read, [`set`](PolicyStore::set), load and save it.

@@ -1,9 +1,10 @@
 //! Step 2: reachability — whether the turn may call a tool at all.
 //!
 //! A turn reaches its channel's always-on core, the channel's pinned
-//! abilities, what code pinned on the turn itself, and what `find_tools`
+//! tools, what code pinned on the turn itself, and what `find_tools`
 //! activated in this turn (bounded by the channel's profile, when it has
-//! one). Everything else is refused as `tool-not-available` before it is
+//! one). The same rule holds for abilities and external tools (an MCP
+//! server's `server__tool`): a name is a name. Everything else is refused as `tool-not-available` before it is
 //! validated or any approver is asked: what the model was not offered, it
 //! cannot run, whatever name it sends.
 
@@ -105,15 +106,13 @@ impl ChannelTools {
             .any(|offered| offered == name)
     }
 
-    /// Whether a tool `find_tools` activated may be reached here.
+    /// Whether a tool `find_tools` activated may be reached here: any,
+    /// without a profile; with one, an ability in its toolsets or core, an
+    /// external tool of a server or by a name it lists (and does not hide).
     fn admits_discovered(&self, registry: &Registry, name: &str) -> bool {
         match &self.profile {
             None => true,
-            // External tools have no toolset: a profile bounds abilities,
-            // and an external tool is reached through its proxy's listing.
-            Some(profile) => registry
-                .get(name)
-                .is_none_or(|entry| profile.allows(entry.spec())),
+            Some(profile) => profile.exposes(registry, name),
         }
     }
 }

@@ -8,10 +8,7 @@ use sha2::{Digest, Sha256};
 /// Longest tool name the major model APIs accept.
 pub const MAX_NAME_LEN: usize = chalie_rules::MAX_NAME_LEN;
 
-/// Separates the source from the tool in a qualified name
-/// (`github__search_issues`); no snake_case name contains it, so a
-/// qualified name never shadows a local ability.
-pub const SOURCE_SEPARATOR: &str = "__";
+pub use crate::dispatch::SOURCE_SEPARATOR;
 
 /// Two or more of a server's tools that map to the same chalie name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -90,7 +90,7 @@ pub struct ModelRequest {
 
 impl ModelRequest {
     /// The names of the tools offered, in order.
-    pub fn tool_names(&self) -> Vec<&'static str> {
+    pub fn tool_names(&self) -> Vec<&str> {
         self.tools.iter().map(ToolDescriptor::name).collect()
     }
 }

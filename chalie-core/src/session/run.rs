@@ -20,10 +20,7 @@ use super::start::Starts;
 use super::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
 use super::stream::EventLog;
 use crate::dispatch::TurnGate;
-use crate::{
-    Turn, descriptor::AssembleOptions, descriptor::ToolDescriptor, descriptor::assemble,
-    turn::Progress,
-};
+use crate::{Turn, descriptor::ToolDescriptor, turn::Progress};
 
 /// What a run does.
 pub(crate) enum RunKind {
@@ -313,17 +310,11 @@ impl RunCtx {
 
     /// The tools the next request offers: exactly what the dispatcher lets
     /// this turn reach (the channel's core and pins, the session's pins,
-    /// what discovery activated), so the model is never shown a tool it
-    /// cannot call, nor able to call one it was not shown.
+    /// what discovery activated), abilities and external tools alike, so
+    /// the model is never shown a tool it cannot call, nor able to call one
+    /// it was not shown.
     fn active_tools(&self) -> Vec<ToolDescriptor> {
-        let registry = self.core.dispatcher.registry();
-        let options = AssembleOptions::for_channel(self.turn.channel());
-        self.core
-            .dispatcher
-            .offered(&self.turn)
-            .iter()
-            .filter_map(|name| registry.get(name).map(|entry| assemble(entry, options)))
-            .collect()
+        self.core.dispatcher.offered_descriptors(&self.turn)
     }
 
     /// Whether the run plans (the session is in `plan` mode now).

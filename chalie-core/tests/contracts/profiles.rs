@@ -1,6 +1,13 @@
 //! Profiles expose what they enable and the core, never more.
 
-use chalie_core::{AbilityEntry, Registry, contracts::ChalieConfig, contracts::Profile};
+use std::sync::Arc;
+
+use chalie_core::{
+    AbilityEntry, BoxFuture, Effect, Registry, Turn, contracts::ChalieConfig,
+    contracts::ConfigError, contracts::Profile, contracts::Selector, dispatch::ExternalOutput,
+    dispatch::ExternalTool, dispatch::ExternalTools, params::ParamErrors,
+};
+use serde_json::{Value, json};
 
 use crate::catalog::{fetch, find_tools, list_events, search_notes};
 
@@ -71,4 +78,154 @@ fn profiles_load_from_toml_and_typos_do_not_expose_anything() {
     assert_eq!(typo.unknown_toolsets(&registry()), ["calender"]);
     // An unknown key is an error, not a silently different profile.
     assert!(toml::from_str::<Profile>("toolset = [\"notes\"]").is_err());
+}
+
+/// A proxy serving `github__search` and `github__delete_repository`.
+struct Github;
+
+impl ExternalTools for Github {
+    fn prefix(&self) -> &str {
+        "github__"
+    }
+
+    fn tools(&self) -> Vec<ExternalTool> {
+        ["search", "delete_repository"]
+            .into_iter()
+            .map(|name| ExternalTool {
+                name: format!("github__{name}"),
+                description: format!("The `{name}` tool."),
+                input_schema: json!({ "type": "object", "properties": {} }),
+                effect: Effect::Write,
+            })
+            .collect()
+    }
+
+    fn validate(&self, _: &ExternalTool, _: &Value) -> Result<(), ParamErrors> {
+        Ok(())
+    }
+
+    fn call(&self, _: &ExternalTool, _: Value, _: Turn) -> BoxFuture<'static, ExternalOutput> {
+        Box::pin(std::future::ready(ExternalOutput::Raw(Value::Null)))
+    }
+}
+
+fn github() -> Vec<Arc<dyn ExternalTools>> {
+    vec![Arc::new(Github)]
+}
+
+#[test]
+fn a_profile_selects_external_tools_by_server_and_by_name_and_hides_some() {
+    let profile: Profile = toml::from_str(
+        r#"
+        toolsets = ["notes"]
+        [external]
+        servers = ["github"]
+        tools = ["files__read_file"]
+        hide = ["github__delete_repository"]
+        "#,
+    )
+    .unwrap();
+    let registry = registry();
+    assert!(profile.exposes(&registry, "search_notes"));
+    assert!(!profile.exposes(&registry, "list_events"));
+    assert!(profile.exposes(&registry, "github__search"));
+    assert!(!profile.exposes(&registry, "github__delete_repository"));
+    assert!(profile.exposes(&registry, "files__read_file"));
+    assert!(!profile.exposes(&registry, "files__delete_file"));
+    // Unavailable unless configured: no external tool by default.
+    assert!(!Profile::new().exposes(&registry, "github__search"));
+    // A typo in the table's keys is an error, not an empty selection.
+    assert!(toml::from_str::<Profile>("[external]\nserver = [\"github\"]").is_err());
+}
+
+#[test]
+fn the_loader_reads_chalie_toml_and_every_unknown_name_is_an_error_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chalie.toml");
+    std::fs::write(
+        &path,
+        r#"
+        namespace = "acme"
+        [profiles.assistant]
+        toolsets = ["notes", "calendar"]
+        [profiles.assistant.external]
+        servers = ["github"]
+        hide = ["github__delete_repository"]
+        [profiles.typo]
+        toolsets = ["calender", "notes"]
+        [profiles.typo.external]
+        servers = ["gihtub"]
+        tools = ["github__serch"]
+        "#,
+    )
+    .unwrap();
+    let config = ChalieConfig::load(&path).unwrap();
+    let registry = registry();
+
+    let assistant = config.select("assistant", &registry, &github()).unwrap();
+    assert_eq!(
+        exposed(&assistant),
+        ["find_tools", "list_events", "search_notes"]
+    );
+    assert!(assistant.exposes(&registry, "github__search"));
+
+    // The server is named, but the program connected no such server.
+    let error = config.select("assistant", &registry, &[]).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("unknown external server `github`"),
+        "{error}"
+    );
+
+    // Every unknown name at once, each with the closest known one.
+    let error = config.select("typo", &registry, &github()).unwrap_err();
+    let ConfigError::Unresolved { unresolved, .. } = &error else {
+        panic!("{error:?}")
+    };
+    // Each with the closest known name first.
+    let found: Vec<(Selector, &str, Option<&str>)> = unresolved
+        .iter()
+        .map(|name| {
+            let closest = name.suggestions.first().map(String::as_str);
+            (name.kind, name.name.as_str(), closest)
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Selector::Toolset, "calender", Some("calendar")),
+            (Selector::Server, "gihtub", Some("github")),
+            (
+                Selector::ExternalTool,
+                "github__serch",
+                Some("github__search")
+            ),
+        ]
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("unknown toolset `calender` (did you mean `calendar`?)"),
+        "{error}"
+    );
+
+    // An unknown profile names the ones there are.
+    let error = config.select("asistant", &registry, &[]).unwrap_err();
+    assert!(
+        matches!(&error, ConfigError::UnknownProfile { known, .. } if known == &["assistant", "typo"]),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`assistant`, `typo`"), "{error}");
+
+    // A missing file and a misspelt key are errors too.
+    let missing = ChalieConfig::load(&dir.path().join("nope.toml")).unwrap_err();
+    assert!(matches!(missing, ConfigError::Read { .. }), "{missing:?}");
+    let misspelt =
+        ChalieConfig::from_toml("namespace = \"a\"\n[profiles.p]\ntoolset = [\"notes\"]")
+            .unwrap_err();
+    assert!(
+        matches!(misspelt, ConfigError::Parse { .. }),
+        "{misspelt:?}"
+    );
 }

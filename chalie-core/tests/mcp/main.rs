@@ -11,6 +11,7 @@ mod consume;
 mod interop;
 mod python;
 mod serve;
+mod sessions;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

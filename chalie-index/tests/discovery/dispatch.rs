@@ -188,6 +188,48 @@ async fn a_profile_hides_local_abilities_outside_its_toolsets() {
     assert_eq!(body["not_found"], json!(["web_search"]));
 }
 
+#[tokio::test]
+async fn a_profile_returns_external_tools_only_of_the_servers_and_names_it_lists() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    build(dir.path(), &descriptors());
+    let found = |profile: Profile| {
+        let dispatcher = dispatcher(discovery(dir.path()).with_profile(&profile));
+        async move {
+            let turn = Turn::builder(Channel::Chat).build();
+            let done = call(
+                &dispatcher,
+                &turn,
+                "find_tools",
+                json!(["github__read_file"]),
+            )
+            .await;
+            let (_, body) = parsed(&done);
+            (
+                names(&body)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>(),
+                turn.activated_tools(),
+            )
+        }
+    };
+    // Unavailable unless configured: the profile lists no server.
+    let (hidden, activated) = found(Profile::new().with_toolset("travel")).await;
+    assert!(hidden.is_empty(), "{hidden:?}");
+    assert!(activated.is_empty());
+    let (by_server, _) = found(Profile::new().with_server("github")).await;
+    assert_eq!(by_server, ["github__read_file"]);
+    let (by_name, _) = found(Profile::new().with_external_tool("github__read_file")).await;
+    assert_eq!(by_name, ["github__read_file"]);
+    let (hidden, _) = found(
+        Profile::new()
+            .with_server("github")
+            .hiding_external_tool("github__read_file"),
+    )
+    .await;
+    assert!(hidden.is_empty(), "{hidden:?}");
+}
+
 struct Metric;
 
 impl SkillRules for Metric {

@@ -39,7 +39,13 @@ mod text;
 pub mod weather;
 pub mod web;
 
-use chalie_core::{Channel, contracts::Profile, dispatch::Policy, dispatch::Setting};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chalie_core::{
+    Channel, Registry, contracts::ChalieConfig, contracts::ConfigError, contracts::Profile,
+    dispatch::ExternalTools, dispatch::Policy, dispatch::Setting,
+};
 
 #[cfg(feature = "discovery")]
 pub use discovery::IndexMode;
@@ -49,20 +55,53 @@ pub use state::{
     Tasks,
 };
 
-/// The toolsets of the everyday profile: everything but the web.
-pub const TOOLSETS: &[&str] = &["weather", "memory", "calendar", "tasks", "notes", "skills"];
+/// The profile of the assistant's chats in `chalie.toml`: every toolset but
+/// `web`, and the always-on core.
+pub const EVERYDAY_PROFILE: &str = "everyday";
 
-/// The everyday profile: every toolset but `web`, and the always-on core.
-pub fn profile() -> Profile {
-    TOOLSETS.iter().fold(Profile::new(), |profile, toolset| {
-        profile.with_toolset(*toolset)
-    })
+/// The profile of the web conversation and of the MCP server in
+/// `chalie.toml`: the everyday toolsets plus `web`, whose abilities are not
+/// discoverable and so are pinned (sent with every request) instead.
+pub const WEB_PROFILE: &str = "web";
+
+/// The workspace's `chalie.toml`, where the assistant's profiles are
+/// configured.
+pub fn config_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("..")
+        .join("chalie.toml")
 }
 
-/// The web profile: the everyday one plus `web`, whose abilities are not
-/// discoverable and so are pinned (sent with every request) instead.
-pub fn web_profile() -> Profile {
-    profile().with_toolset("web")
+/// The assistant's profiles, as configured in `chalie.toml`.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    /// [`EVERYDAY_PROFILE`]: what chats discover.
+    pub everyday: Profile,
+    /// [`WEB_PROFILE`]: the web conversation's, and the MCP server's.
+    pub web: Profile,
+}
+
+impl Profiles {
+    /// Both profiles from `config`, checked against the linked `registry`
+    /// and the connected `external` servers: a missing profile, or a
+    /// toolset, server or tool nothing has, is an error naming the fix.
+    pub fn select(
+        config: &ChalieConfig,
+        registry: &Registry,
+        external: &[Arc<dyn ExternalTools>],
+    ) -> Result<Profiles, ConfigError> {
+        Ok(Profiles {
+            everyday: config.select(EVERYDAY_PROFILE, registry, external)?,
+            web: config.select(WEB_PROFILE, registry, external)?,
+        })
+    }
+
+    /// Both profiles from the workspace's `chalie.toml` ([`config_path`]),
+    /// with no external server.
+    pub fn workspace(registry: &Registry) -> Result<Profiles, ConfigError> {
+        Profiles::select(&ChalieConfig::load(&config_path())?, registry, &[])
+    }
 }
 
 /// The abilities a profile pins: those it exposes that discovery never

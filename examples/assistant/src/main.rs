@@ -3,9 +3,12 @@
 //! `cargo run -p assistant`.
 //!
 //! ```text
-//! assistant [--index DIR] [--rebuild-index] [--cache DIR]
+//! assistant [--config chalie.toml] [--index DIR] [--rebuild-index] [--cache DIR]
 //! ```
 //!
+//! Its profiles (`everyday` for the chats, `web` for the web
+//! conversation) come from the workspace's `chalie.toml`, or `--config`;
+//! a missing profile, or a toolset no ability has, stops it with the fix.
 //! It opens the discovery index `cargo xtask index` built (`.chalie/index`
 //! by default) and stops when it is missing, stale or corrupt, naming the
 //! command that rebuilds it; `--rebuild-index` rebuilds it in place
@@ -18,10 +21,12 @@ chalie_core::link_abilities!(assistant);
 
 use std::path::PathBuf;
 
-use assistant::IndexMode;
 use assistant::demo::{DemoPaths, prepare, run};
+use assistant::{IndexMode, Profiles};
+use chalie_core::contracts::ChalieConfig;
 
-const USAGE: &str = "usage: assistant [--index DIR] [--rebuild-index] [--cache DIR]";
+const USAGE: &str =
+    "usage: assistant [--config chalie.toml] [--index DIR] [--rebuild-index] [--cache DIR]";
 
 /// The workspace root: two folders above this crate.
 fn workspace_root() -> PathBuf {
@@ -36,6 +41,7 @@ async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
     let root = workspace_root();
     let mut index_dir = chalie_index::default_index_dir(&root);
     let mut cache_dir = chalie_index::default_cache_dir(&root);
+    let mut config_path = assistant::config_path();
     let mut rebuild = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -45,12 +51,16 @@ async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
                 .ok_or(format!("`{arg}` needs a value; {USAGE}"))
         };
         match arg.as_str() {
+            "--config" => config_path = value()?,
             "--index" => index_dir = value()?,
             "--cache" => cache_dir = value()?,
             "--rebuild-index" => rebuild = true,
             other => return Err(format!("unknown argument `{other}`; {USAGE}").into()),
         }
     }
+    // The profiles first: a typo there stops the program before any work.
+    let registry = chalie_core::registry()?;
+    let profiles = Profiles::select(&ChalieConfig::load(&config_path)?, registry, &[])?;
     let model_dir = chalie_index::MiniLm::default_dir(&root);
     let paths = DemoPaths {
         model_dir: &model_dir,
@@ -63,9 +73,10 @@ async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
             IndexMode::Prebuilt
         },
         external: &[],
+        profile: &profiles.everyday,
     };
     let host = prepare(&paths)?;
-    run(&host).await
+    run(&host, &profiles).await
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json]
-//!            [--index DIR] [--rebuild-index] [--cache DIR]
+//!            [--config chalie.toml] [--profile NAME] [--index DIR] [--rebuild-index] [--cache DIR]
 //! ```
 //!
 //! Over stdio by default (logs on stderr; stdout carries the protocol), or
@@ -12,6 +12,13 @@
 //! of the MCP servers a config file lists, as `server__tool`;
 //! `--export-tools` writes their descriptors for `cargo xtask index
 //! --external FILE.json` and exits.
+//!
+//! The profile (`--profile`, `mcp` by default) comes from the workspace's
+//! `chalie.toml` (or `--config`): what `find_tools` returns and the proxy
+//! may call, local abilities by toolset and external tools by the servers
+//! and names its `[profiles.NAME.external]` table lists. A missing
+//! profile, or a toolset, server or tool nothing has, stops the server with
+//! the fix.
 //!
 //! Needs the embedding model (`cargo xtask fetch-model`) and the discovery
 //! index `cargo xtask index` builds (`.chalie/index`, or `--index DIR`); a
@@ -30,7 +37,10 @@ use std::sync::Arc;
 
 use assistant::IndexMode;
 use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource};
-use chalie_core::{Channel, Dispatcher, dispatch::ExternalTools, dispatch::Setting};
+use chalie_core::{
+    Channel, Dispatcher, contracts::ChalieConfig, dispatch::ChannelTools, dispatch::ExternalTools,
+    dispatch::Setting,
+};
 
 struct Options {
     exposure: Exposure,
@@ -40,9 +50,14 @@ struct Options {
     index: Option<PathBuf>,
     cache: Option<PathBuf>,
     rebuild: bool,
+    config: Option<PathBuf>,
+    profile: String,
 }
 
-const USAGE: &str = "usage: mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json] [--index DIR] [--rebuild-index] [--cache DIR]";
+/// The profile served unless `--profile` names another.
+const DEFAULT_PROFILE: &str = "mcp";
+
+const USAGE: &str = "usage: mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json] [--config chalie.toml] [--profile NAME] [--index DIR] [--rebuild-index] [--cache DIR]";
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
@@ -53,6 +68,8 @@ fn options() -> Result<Options, String> {
         index: None,
         cache: None,
         rebuild: false,
+        config: None,
+        profile: DEFAULT_PROFILE.to_owned(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -79,6 +96,8 @@ fn options() -> Result<Options, String> {
             "--index" => options.index = Some(PathBuf::from(value()?)),
             "--cache" => options.cache = Some(PathBuf::from(value()?)),
             "--rebuild-index" => options.rebuild = true,
+            "--config" => options.config = Some(PathBuf::from(value()?)),
+            "--profile" => options.profile = value()?,
             other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
     }
@@ -134,6 +153,30 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
 
+    // The profile, checked against the linked abilities and the connected
+    // servers, before the index is opened: a typo stops the server here.
+    let registry = chalie_core::registry()?.clone();
+    let config_path = options
+        .config
+        .unwrap_or_else(|| workspace_root().join("chalie.toml"));
+    let profile =
+        ChalieConfig::load(&config_path)?.select(&options.profile, &registry, &sources)?;
+    for source in &sources {
+        if !source
+            .tools()
+            .iter()
+            .any(|tool| profile.allows_external(&tool.name))
+        {
+            eprintln!(
+                "mcp-server: profile `{}` exposes no tool of `{}`; list it under `[profiles.{}.external] servers` in {}",
+                options.profile,
+                source.prefix().trim_end_matches('_'),
+                options.profile,
+                config_path.display()
+            );
+        }
+    }
+
     let root = workspace_root();
     let model_dir = chalie_index::MiniLm::default_dir(&root);
     let index_dir = options
@@ -155,8 +198,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             IndexMode::Prebuilt
         },
         external: &external,
+        profile: &profile,
     })?;
-    let registry = chalie_core::registry()?.clone();
     // Nobody can approve on the external channel: reads are allowed, the
     // rest stays `ask`, which is `deny` there.
     let mut policy = assistant::policy();
@@ -178,7 +221,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         // The profile's abilities that discovery never returns are pinned too.
         Exposure::OnDemand { mut pinned } => {
             pinned.extend(
-                assistant::pinned(&assistant::web_profile(), &registry)
+                assistant::pinned(&profile, &registry)
                     .into_iter()
                     .map(str::to_owned),
             );
@@ -186,7 +229,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         full => full,
     };
-    let mut dispatcher = host.install(Dispatcher::builder(registry).policy(policy));
+    // What the proxy may call beyond the listing: what discovery returns,
+    // within the same profile.
+    let mut dispatcher = host.install(
+        Dispatcher::builder(registry)
+            .policy(policy)
+            .channel_tools(Channel::External, ChannelTools::new().profile(profile)),
+    );
     for source in &sources {
         dispatcher = dispatcher.external_tools(Arc::clone(source));
     }

@@ -77,6 +77,7 @@ fn built() -> (tempfile::TempDir, tempfile::TempDir) {
     let (index, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let model_dir = chalie_index::MiniLm::default_dir(&root);
+    let profiles = assistant::Profiles::workspace(chalie_core::registry().unwrap()).unwrap();
     prepare(&DemoPaths {
         model_dir: &model_dir,
         index_dir: index.path(),
@@ -84,6 +85,7 @@ fn built() -> (tempfile::TempDir, tempfile::TempDir) {
             cache_dir: cache.path(),
         },
         external: &[],
+        profile: &profiles.everyday,
     })
     .unwrap();
     (index, cache)

@@ -55,17 +55,19 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
     let bpe = tiktoken_rs::o200k_base()?;
     let model_dir = chalie_index::MiniLm::default_dir(root);
     let index_dir = chalie_index::default_index_dir(root);
+    let profiles = assistant::Profiles::workspace(chalie_core::registry()?)?;
     let host = prepare(&DemoPaths {
         model_dir: &model_dir,
         index_dir: &index_dir,
         mode: IndexMode::Prebuilt,
         external: &[],
+        profile: &profiles.everyday,
     })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let demo = runtime.block_on(record(&host))?;
+    let demo = runtime.block_on(record(&host, &profiles))?;
     let rows: Vec<Row<'_>> = demo.requests.iter().map(|r| Row::count(&bpe, r)).collect();
     print_rows(&rows);
     print_per_tool(&bpe, &demo.requests);
@@ -110,7 +112,7 @@ fn definitions(bpe: &CoreBPE, tools: impl IntoIterator<Item = Value>) -> usize {
 struct Row<'a> {
     session_id: &'a str,
     /// The tools offered, by name.
-    offered: Vec<&'static str>,
+    offered: Vec<&'a str>,
     /// Tokens of the tool definitions, per provider in [`Provider::ALL`]'s order.
     definitions: [usize; PROVIDERS],
     /// Tokens of the tool results this request adds (those after the model's last reply).

@@ -87,7 +87,11 @@ pub enum McpSourceError {
 /// [`DispatcherBuilder::external_tools`](crate::dispatch::DispatcherBuilder::external_tools):
 /// its tools answer to `server__tool`, are validated against the server's
 /// input schema, gated (permission = the full name; unknown effects are
-/// writes) and rendered as envelopes like any ability's.
+/// writes) and rendered as envelopes like any ability's. A session offers
+/// one to its model like an ability: pinned, in the channel's core, or once
+/// `find_tools` activated it within the channel's
+/// [`Profile`](crate::contracts::Profile), which selects external tools by
+/// server and by name.
 ///
 /// A call that times out, or finds the server crashed or disconnected,
 /// is an error with a retry hint and a [`SourceEvent::Degraded`]; the next

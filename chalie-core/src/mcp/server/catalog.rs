@@ -27,7 +27,7 @@ pub(crate) fn ability_tool(entry: &AbilityEntry, outputs: &OutputSchemas) -> Lis
     let descriptor = assemble(entry, AssembleOptions::for_channel(Channel::External));
     let annotations = annotations(descriptor.effect());
     let mut tool = Tool::new(
-        descriptor.name(),
+        descriptor.name().to_owned(),
         descriptor.description().to_owned(),
         Arc::new(as_object(descriptor.parameters().clone())),
     )

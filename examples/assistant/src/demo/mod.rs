@@ -12,12 +12,14 @@ use std::sync::Arc;
 
 use chalie_core::session::{Event, ModelRequest, Reply, Sessions};
 use chalie_core::{
-    Channel, Dispatcher, RegistryError, ToolCall, Turn, contracts::keys as result_keys,
+    Channel, Dispatcher, RegistryError, ToolCall, Turn, contracts::Profile,
+    contracts::keys as result_keys,
 };
 use chalie_index::catalog::CatalogError;
 use chalie_index::{Descriptor, EmbedError, Embedder, IndexError, MiniLm};
 use serde_json::json;
 
+use crate::Profiles;
 use crate::discovery::IndexMode;
 use crate::state::Host;
 use narrate::{Narrated, describe, indent, mask_cursors};
@@ -112,6 +114,9 @@ pub struct DemoPaths<'a> {
     /// External tools the index holds besides the assistant's own (the MCP
     /// server's `--external`); empty for the assistant alone.
     pub external: &'a [Descriptor],
+    /// What discovery may return: the profile of the chats (the
+    /// assistant's everyday one, the MCP server's own).
+    pub profile: &'a Profile,
 }
 
 /// Why the host could not be prepared; each message ends with the command that fixes it.
@@ -165,7 +170,7 @@ pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
         Arc::clone(&embedder),
         paths.index_dir,
         paths.mode,
-        &crate::profile(),
+        paths.profile,
     )
     .map_err(PrepareError::Index)?;
     Ok(Host::sample()
@@ -173,13 +178,17 @@ pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
         .with_discovery(discovery))
 }
 
-/// The whole demo on `host`, as a transcript.
-pub async fn run(host: &Host) -> Result<String, Box<dyn std::error::Error>> {
-    Ok(record(host).await?.transcript)
+/// The whole demo on `host`, as a transcript; the web conversation is
+/// pinned what `profiles.web` exposes and discovery never returns.
+pub async fn run(host: &Host, profiles: &Profiles) -> Result<String, Box<dyn std::error::Error>> {
+    Ok(record(host, profiles).await?.transcript)
 }
 
 /// The whole demo on `host`: its transcript and the requests its model was sent.
-pub async fn record(host: &Host) -> Result<DemoRun, Box<dyn std::error::Error>> {
+pub async fn record(
+    host: &Host,
+    profiles: &Profiles,
+) -> Result<DemoRun, Box<dyn std::error::Error>> {
     let registry = chalie_core::registry()?.clone();
     let dispatcher = Arc::new(
         host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
@@ -271,7 +280,7 @@ pub async fn record(host: &Host) -> Result<DemoRun, Box<dyn std::error::Error>> 
         demo.transcript,
         "\n== 4. On the web profile, web tools are pinned; a long page is cut with a cursor =="
     )?;
-    let pinned = crate::pinned(&crate::web_profile(), &registry);
+    let pinned = crate::pinned(&profiles.web, &registry);
     writeln!(demo.transcript, "pinned: {}", pinned.join(", "))?;
     let model = Narrated::new([
         Reply::tool_call("web_page", json!({ "url": REPORT_URL, "max_chars": 400 })),

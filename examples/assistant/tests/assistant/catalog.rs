@@ -46,13 +46,14 @@ fn effects_are_declared_truthfully() {
 #[test]
 fn web_search_is_pinned_only_on_the_web_profile() {
     let registry = chalie_core::registry().unwrap();
+    let profiles = assistant::Profiles::workspace(registry).unwrap();
     // Discovery itself is never discoverable: the core pins it everywhere.
     assert_eq!(
-        assistant::pinned(&assistant::profile(), registry),
+        assistant::pinned(&profiles.everyday, registry),
         ["find_skills", "find_tools"]
     );
     assert_eq!(
-        assistant::pinned(&assistant::web_profile(), registry),
+        assistant::pinned(&profiles.web, registry),
         ["find_skills", "find_tools", "web_page", "web_search"]
     );
     assert!(!registry.get("web_search").unwrap().spec().discoverable());

@@ -21,6 +21,7 @@ async fn the_demo_transcript_matches_the_checked_in_one() {
     // Built here by the development opt-in; the binary below opens the one
     // `cargo xtask index` built.
     let (index, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let profiles = assistant::Profiles::workspace(chalie_core::registry().unwrap()).unwrap();
     let paths = DemoPaths {
         model_dir: &model_dir,
         index_dir: index.path(),
@@ -28,9 +29,10 @@ async fn the_demo_transcript_matches_the_checked_in_one() {
             cache_dir: cache.path(),
         },
         external: &[],
+        profile: &profiles.everyday,
     };
     let host = prepare(&paths).unwrap();
-    let demo = record(&host).await.unwrap();
+    let demo = record(&host, &profiles).await.unwrap();
     found_tools_are_described_once(&demo);
     let transcript = demo.transcript;
     let expected_path =
