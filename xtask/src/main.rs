@@ -4,6 +4,7 @@
 //! [cargo-xtask]: https://github.com/matklad/cargo-xtask
 
 mod bench_dispatch;
+mod bench_mcp;
 mod bench_replicas;
 mod build_time;
 mod ci;
@@ -42,6 +43,8 @@ commands:
   demo                         the example, after preparing what it needs
   bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
                                callgrind for chalie, rmcp and the no-framework floor
+  bench-mcp [--rounds N] [--seconds S] [--only NAME]   requests per second and p50/p99 of
+                               chalie's MCP server beside rmcp's at 1, 10 and 50 clients
   bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
                                latency, PostgreSQL (across replicas) beside SQLite, one run
   build-time [--tools N] [--repeats N] [--workspace]   cold build and check time of N
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         "test" => ci::test(&rest),
         "demo" => ci::demo(&rest),
         "bench-dispatch" => bench_dispatch::run(&rest),
+        "bench-mcp" => bench_mcp::run(&rest),
         "bench-replicas" => bench_replicas::run(&rest),
         "build-time" => build_time::run(&rest),
         "manifest" => manifest::run(&rest),
