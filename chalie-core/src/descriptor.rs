@@ -37,6 +37,7 @@ pub struct ToolDescriptor {
     description: String,
     parameters: Value,
     effect: Effect,
+    input_examples: Vec<Value>,
 }
 
 impl ToolDescriptor {
@@ -55,6 +56,11 @@ impl ToolDescriptor {
     /// Read or write.
     pub fn effect(&self) -> Effect {
         self.effect
+    }
+    /// The ability's input examples (`#[ability(input_examples = [...])]`),
+    /// as the arguments of whole calls; rendered for Anthropic only.
+    pub fn input_examples(&self) -> &[Value] {
+        &self.input_examples
     }
 }
 
@@ -109,6 +115,11 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
         description: spec.summary().to_owned(),
         parameters,
         effect: spec.effect(),
+        input_examples: spec
+            .input_examples()
+            .iter()
+            .map(|example| example.to_json())
+            .collect(),
     }
 }
 

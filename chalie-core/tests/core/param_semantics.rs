@@ -12,7 +12,9 @@ use super::abilities::{AudioAction, AudioParams, audio};
 
 fn dispatcher() -> Dispatcher {
     let mut policy = Policy::new();
-    policy.set(Channel::Chat, "audio.*", Setting::Allow).unwrap();
+    policy
+        .set(Channel::Chat, "audio.*", Setting::Allow)
+        .unwrap();
     Dispatcher::builder(registry().unwrap().clone())
         .policy(policy)
         .pin(Channel::Chat, ["audio"])
