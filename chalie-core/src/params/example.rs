@@ -435,3 +435,53 @@ pub const fn example_missing_problem<A: Ability>(example: usize) -> Option<Const
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(value: f64) -> String {
+        push_number(ConstMessage::new(), value).as_str().to_owned()
+    }
+
+    #[test]
+    fn bounds_read_as_written() {
+        assert_eq!(number(7.0), "7");
+        assert_eq!(number(-40.0), "-40");
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(-2.25), "-2.25");
+        assert_eq!(number(1.9999999), "2");
+        assert_eq!(number(0.000001), "0.000001");
+    }
+
+    #[test]
+    fn values_become_the_json_written() {
+        const EXAMPLE: InputExample = InputExample::__new(&[
+            ("days", ExampleValue::Int(3)),
+            ("big", ExampleValue::Int(u64::MAX as i128)),
+            ("low", ExampleValue::Float(-3.5)),
+            ("unit", ExampleValue::Null),
+            (
+                "stops",
+                ExampleValue::Array(&[ExampleValue::Object(&[(
+                    "city",
+                    ExampleValue::Str("Oslo"),
+                )])]),
+            ),
+        ]);
+        let example = EXAMPLE;
+        assert_eq!(
+            example.to_json(),
+            serde_json::json!({
+                "days": 3,
+                "big": u64::MAX,
+                "low": -3.5,
+                "unit": null,
+                "stops": [{ "city": "Oslo" }],
+            })
+        );
+        assert_eq!(example.action(), None);
+        assert_eq!(example, example);
+        assert_ne!(ExampleValue::Float(0.0), ExampleValue::Float(-0.0));
+    }
+}
