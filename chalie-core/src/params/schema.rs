@@ -294,7 +294,7 @@ mod tests {
                 schema: unsigned,
                 optional: true,
                 accepts: |_| true,
-                rule: super::DefaultRule::Integer { min: 0, max: 255 },
+                rule: crate::params::DefaultRule::Integer { min: 0, max: 255 },
             },
             default: None,
             bounds: Bounds {
