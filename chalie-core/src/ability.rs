@@ -6,7 +6,7 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use crate::dispatch::RateLimit;
-use crate::params::Params;
+use crate::params::{InputExample, Params};
 use crate::{ToolResult, Turn};
 
 /// A boxed, sendable future: what an ability's call returns.
@@ -249,6 +249,7 @@ pub struct AbilitySpec {
     location: Location,
     rate_limit: Option<RateLimit>,
     tags: &'static [&'static str],
+    input_examples: &'static [InputExample],
 }
 
 impl AbilitySpec {
@@ -287,6 +288,7 @@ impl AbilitySpec {
             location: parts.location,
             rate_limit: None,
             tags: &[],
+            input_examples: &[],
         }
     }
 
@@ -303,6 +305,23 @@ impl AbilitySpec {
     #[doc(hidden)]
     pub const fn __with_tags(self, tags: &'static [&'static str]) -> Self {
         Self { tags, ..self }
+    }
+
+    /// The spec with `#[ability(input_examples = [...])]`.
+    #[doc(hidden)]
+    pub const fn __with_input_examples(self, input_examples: &'static [InputExample]) -> Self {
+        Self {
+            input_examples,
+            ..self
+        }
+    }
+
+    /// The input examples the ability declares (`#[ability(input_examples
+    /// = [...])]`): whole calls, checked against its parameters when the
+    /// crate compiles, rendered as `input_examples` for Anthropic only and
+    /// run by the smoke suite. Empty when it declares none.
+    pub const fn input_examples(&self) -> &'static [InputExample] {
+        self.input_examples
     }
 
     /// The rate limit the ability declares (`#[ability(rate_limit =

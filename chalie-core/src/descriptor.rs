@@ -44,6 +44,8 @@ pub struct ToolDescriptor {
     /// ability's does (its reader takes `null` for an absent optional
     /// field), an external tool's need not (its server may refuse `null`).
     strict: bool,
+    /// The ability's input examples, rendered for Anthropic only.
+    input_examples: Vec<Value>,
 }
 
 impl ToolDescriptor {
@@ -70,6 +72,12 @@ impl ToolDescriptor {
     /// server accepts.
     pub fn strict(&self) -> bool {
         self.strict
+    }
+
+    /// The ability's input examples (`#[ability(input_examples = [...])]`),
+    /// as the arguments of whole calls; rendered for Anthropic only.
+    pub fn input_examples(&self) -> &[Value] {
+        &self.input_examples
     }
 }
 
@@ -109,6 +117,11 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
         description: spec.summary().to_owned(),
         parameters,
         effect: spec.effect(),
+        input_examples: spec
+            .input_examples()
+            .iter()
+            .map(|example| example.to_json())
+            .collect(),
         strict: true,
     }
 }
@@ -138,6 +151,7 @@ pub fn assemble_external(tool: &ExternalTool, options: AssembleOptions) -> ToolD
         parameters,
         effect: tool.effect,
         strict: false,
+        input_examples: Vec::new(),
     }
 }
 

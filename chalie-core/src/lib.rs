@@ -187,10 +187,11 @@ pub mod __private {
     pub use crate::dispatch::RateLimit;
     pub use crate::params::{
         Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
-        FieldKind, FieldSpec, NoParams, ObjectReader, ObjectSchema, ParamErrors, ParamType, Params,
-        ability_fields, clamp_problem, default_problem, enum_schema, fail_on, fallback_schema,
-        field_actions_problem, has_field, params_schema, parse_enum_value, parse_object,
-        required_field_problem,
+        ExampleValue, FieldKind, FieldSpec, InputExample, NoParams, ObjectReader, ObjectSchema,
+        ParamErrors, ParamType, Params, ability_fields, clamp_problem, default_problem,
+        enum_schema, example_key_problem, example_missing_problem, example_value_problem, fail_on,
+        fallback_schema, field_actions_problem, has_field, params_schema, parse_enum_value,
+        parse_object, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
 }

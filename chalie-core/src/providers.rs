@@ -13,7 +13,8 @@ pub enum Provider {
     OpenAiChat,
     /// OpenAI responses, `strict: true`.
     OpenAiResponses,
-    /// Anthropic messages (`input_schema`).
+    /// Anthropic messages (`input_schema`, and `input_examples` when the
+    /// ability declares them).
     Anthropic,
     /// Gemini (`parametersJsonSchema`).
     Gemini,
@@ -34,6 +35,10 @@ impl Provider {
 
 impl ToolDescriptor {
     /// The tool definition as `provider` expects it.
+    ///
+    /// Input examples are Anthropic's field alone: OpenAI's strict mode
+    /// rejects a definition with fields it does not know, and Gemini and
+    /// MCP have no such field, so they are left out there.
     pub fn render(&self, provider: Provider) -> Value {
         let name = self.name();
         let description = self.description();
@@ -62,11 +67,22 @@ impl ToolDescriptor {
                 "parameters": parameters,
                 "strict": strict,
             }),
-            Provider::Anthropic => json!({
-                "name": name,
-                "description": description,
-                "input_schema": self.parameters(),
-            }),
+            Provider::Anthropic => {
+                let mut tool = json!({
+                    "name": name,
+                    "description": description,
+                    "input_schema": self.parameters(),
+                });
+                if !self.input_examples().is_empty()
+                    && let Value::Object(tool) = &mut tool
+                {
+                    tool.insert(
+                        "input_examples".into(),
+                        Value::Array(self.input_examples().to_vec()),
+                    );
+                }
+                tool
+            }
             Provider::Gemini => json!({
                 "name": name,
                 "description": description,

@@ -59,6 +59,29 @@ async fn read_log(params: ReadLogParams, turn: &Turn) -> ToolResult {
     }
 }
 
+#[derive(Params)]
+struct OrderParams {
+    /// The order's id, e.g. `ord-1`.
+    id: String,
+}
+
+/// Tells where an order is. Use it when the user asks about an order.
+#[ability(
+    effect = read,
+    input_examples = [{ "id": "ord-1" }, { "id": "ord-404" }],
+    examples = ["where is my order", "order status", "has my parcel shipped", "track order ord-1", "when does my order arrive", "is my order late"],
+)]
+async fn order_status(params: OrderParams) -> ToolResult {
+    match params.id.as_str() {
+        "ord-1" => ToolResult::success("ord-1 shipped"),
+        other => ToolResult::error(
+            "no-such-order",
+            format!("there is no order `{other}`"),
+            "ask the user for the order id",
+        ),
+    }
+}
+
 fn only(names: &[&str]) -> Registry {
     chalie_core::registry()
         .unwrap()
@@ -122,6 +145,24 @@ async fn a_declared_example_must_match_the_schema_and_succeed() {
     assert_eq!(checks(&report), [("read_log", "happy-path")], "{report}");
     assert!(
         report.findings[0].message.contains("not-configured"),
+        "{report}"
+    );
+}
+
+/// The model is shown each input example as a call that works, so the
+/// smoke run makes each one, with no `Smoke::example` needed: one that
+/// fails is a finding naming it.
+#[tokio::test]
+async fn every_input_example_runs_as_an_example_call() {
+    let report = Smoke::new(&only(&["order_status"])).run().await;
+    assert_eq!(
+        checks(&report),
+        [("order_status", "happy-path")],
+        "{report}"
+    );
+    assert!(
+        report.findings[0].message.contains("ord-404")
+            && report.findings[0].message.contains("did not succeed"),
         "{report}"
     );
 }

@@ -99,47 +99,67 @@ pub const fn default_problem(
 ) -> Option<ConstMessage> {
     // The message is built only on the failing arms: every default of
     // every Params struct is checked while its crate compiles, and most fit.
+    if literal_fits(rule, literal) {
+        return None;
+    }
+    Some(match rule {
+        DefaultRule::NoLiteral(kind) => ConstMessage::new()
+            .push("`")
+            .push(site.field)
+            .push(": ")
+            .push(site.ty)
+            .push("` is ")
+            .push(kind)
+            .push(", and a default is a string, number or boolean literal; drop the default"),
+        _ => push_fix(lead(site), rule, site.written, "default = "),
+    })
+}
+
+/// Whether a type with `rule` parses `literal`: the one rule of which
+/// literals fit which types, shared by defaults and input examples.
+pub(crate) const fn literal_fits(rule: DefaultRule, literal: DefaultLiteral) -> bool {
     match (rule, literal) {
         (DefaultRule::Unchecked, _)
         | (DefaultRule::String, DefaultLiteral::Str(_))
         | (DefaultRule::Bool, DefaultLiteral::Bool(_))
-        | (DefaultRule::Number, DefaultLiteral::Int(_) | DefaultLiteral::Float(_)) => None,
-        (DefaultRule::String, _) => Some(
-            lead(site)
-                .push("write a string literal, e.g. `default = \"")
-                .push(site.written)
-                .push("\"`"),
-        ),
-        (DefaultRule::Bool, _) => Some(lead(site).push("write `true` or `false`")),
-        (DefaultRule::Number, _) => Some(lead(site).push("write a number literal")),
-        (DefaultRule::Integer { min, max }, literal) => {
-            let fits = match literal {
-                DefaultLiteral::Int(value) => value >= min && value <= max,
-                // The parser accepts a whole float (`3.0`) for an integer.
-                DefaultLiteral::Float(value) => {
-                    value as i128 as f64 == value && value >= min as f64 && value <= max as f64
-                }
-                DefaultLiteral::Str(_) | DefaultLiteral::Bool(_) => false,
-            };
-            if fits {
-                None
-            } else {
-                Some(
-                    lead(site)
-                        .push("write a whole number from ")
-                        .push_int(min)
-                        .push(" to ")
-                        .push_int(max),
-                )
-            }
+        | (DefaultRule::Number, DefaultLiteral::Int(_) | DefaultLiteral::Float(_)) => true,
+        (DefaultRule::Integer { min, max }, DefaultLiteral::Int(value)) => {
+            value >= min && value <= max
         }
-        (DefaultRule::OneOf(values), literal) => {
-            if let DefaultLiteral::Str(text) = literal
-                && contains(values, text)
-            {
-                return None;
-            }
-            let mut message = lead(site).push("write one of ");
+        // The parser accepts a whole float (`3.0`) for an integer.
+        (DefaultRule::Integer { min, max }, DefaultLiteral::Float(value)) => {
+            value as i128 as f64 == value && value >= min as f64 && value <= max as f64
+        }
+        (DefaultRule::OneOf(values), DefaultLiteral::Str(text)) => contains(values, text),
+        _ => false,
+    }
+}
+
+/// `message` followed by what to write instead of a literal that does not
+/// fit `rule`; `key` is how the value is introduced where it is written
+/// (`default = ` or `"field": `), for the string example.
+pub(crate) const fn push_fix(
+    message: ConstMessage,
+    rule: DefaultRule,
+    written: &str,
+    key: &str,
+) -> ConstMessage {
+    match rule {
+        DefaultRule::String => message
+            .push("write a string literal, e.g. `")
+            .push(key)
+            .push("\"")
+            .push(written)
+            .push("\"`"),
+        DefaultRule::Bool => message.push("write `true` or `false`"),
+        DefaultRule::Number => message.push("write a number literal"),
+        DefaultRule::Integer { min, max } => message
+            .push("write a whole number from ")
+            .push_int(min)
+            .push(" to ")
+            .push_int(max),
+        DefaultRule::OneOf(values) => {
+            let mut message = message.push("write one of ");
             let mut index = 0;
             while index < values.len() {
                 if index > 0 {
@@ -148,18 +168,10 @@ pub const fn default_problem(
                 message = message.push("`\"").push(values[index]).push("\"`");
                 index += 1;
             }
-            Some(message)
+            message
         }
-        (DefaultRule::NoLiteral(kind), _) => Some(
-            ConstMessage::new()
-                .push("`")
-                .push(site.field)
-                .push(": ")
-                .push(site.ty)
-                .push("` is ")
-                .push(kind)
-                .push(", and a default is a string, number or boolean literal; drop the default"),
-        ),
+        DefaultRule::NoLiteral(kind) => message.push("write ").push(kind),
+        DefaultRule::Unchecked => message.push("write a value the field's type parses"),
     }
 }
 

@@ -28,6 +28,7 @@ impl<T: ParamType> FieldOps<T> {
             schema: T::schema,
             optional: T::OPTIONAL,
             accepts: accepts::<T>,
+            rule: T::DEFAULT_RULE,
         },
         read: read_field::<T>,
     };

@@ -5,6 +5,7 @@ mod actions;
 mod clamp;
 mod default;
 mod error;
+mod example;
 mod list;
 mod message;
 mod open;
@@ -27,6 +28,9 @@ pub use actions::{field_actions_problem, required_field_problem};
 pub use clamp::{ClampBound, ClampSite, clamp_problem};
 #[doc(hidden)]
 pub use default::{DefaultLiteral, DefaultRule, DefaultSite, default_problem};
+pub use example::{ExampleValue, InputExample};
+#[doc(hidden)]
+pub use example::{example_key_problem, example_missing_problem, example_value_problem};
 #[doc(hidden)]
 pub use list::{FieldList, FieldOps, parse_object};
 #[doc(hidden)]
@@ -59,6 +63,12 @@ pub trait Params: ParamType + Send + 'static {
     /// declared actions when the crate compiles.
     #[doc(hidden)]
     const FIELD_ACTIONS: &'static [(&'static str, &'static [&'static str])] = &[];
+
+    /// The struct's field table, as `#[derive(Params)]` wrote it: read
+    /// when the crate compiles by the checks of the ability's input
+    /// examples (`#[ability(input_examples = [...])]`).
+    #[doc(hidden)]
+    const FIELD_TABLE: &'static [FieldSpec] = &[];
 
     /// The parameters' JSON Schema, built once.
     fn schema() -> &'static Value;

@@ -39,6 +39,9 @@ pub struct FieldKind {
     /// Whether the type parses a value: asked of a struct's `action` field
     /// when another field was sent with an action it does not belong to.
     pub accepts: fn(&Value) -> bool,
+    /// Which literals the type parses ([`ParamType::DEFAULT_RULE`](super::ParamType::DEFAULT_RULE)):
+    /// read by the compile-time checks of input examples.
+    pub rule: super::DefaultRule,
 }
 
 /// The schema of a `#[derive(Params)]` struct from its fields, built the
@@ -291,6 +294,7 @@ mod tests {
                 schema: unsigned,
                 optional: true,
                 accepts: |_| true,
+                rule: crate::params::DefaultRule::Integer { min: 0, max: 255 },
             },
             default: None,
             bounds: Bounds {

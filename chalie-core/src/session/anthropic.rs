@@ -17,6 +17,10 @@ use crate::descriptor::Provider;
 /// The API version the requests declare (`anthropic-version`).
 const API_VERSION: &str = "2023-06-01";
 
+/// The beta a request declares (`anthropic-beta`) when a tool it offers
+/// carries `input_examples`, which the API reads only under it.
+const INPUT_EXAMPLES_BETA: &str = "advanced-tool-use-2025-11-20";
+
 /// A [`Model`] over Anthropic's Messages API with `stream: true`. Text
 /// streams as it arrives; a `tool_use` block becomes one tool call once its
 /// streamed input is complete.
@@ -175,12 +179,20 @@ impl Model for AnthropicModel {
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
         let key = self.api_key.clone();
+        let beta = request
+            .tools
+            .iter()
+            .any(|tool| !tool.input_examples().is_empty());
         stream_events(
             &self.connector,
             &self.endpoint,
             &self.body(&request),
             |builder| {
                 let builder = builder.header("anthropic-version", API_VERSION);
+                let builder = match beta {
+                    true => builder.header("anthropic-beta", INPUT_EXAMPLES_BETA),
+                    false => builder,
+                };
                 match key {
                     Some(key) => builder.header("x-api-key", key),
                     None => builder,

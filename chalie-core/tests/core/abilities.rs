@@ -115,6 +115,10 @@ pub struct AudioParams {
 #[ability(
     effect = read,
     actions(generate = [], transcribe = []),
+    input_examples = [
+        { "action": "generate", "prompt": "an upbeat jingle", "bpm": 120, "duration_seconds": 10.5 },
+        { "action": "transcribe", "prompt": "voice-memo.ogg", "language": "it" },
+    ],
     examples = [
         "make a short upbeat jingle",
         "compose a calm loop at 90 bpm",

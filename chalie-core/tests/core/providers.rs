@@ -7,7 +7,7 @@ use chalie_core::{
 };
 use serde_json::{Value, json};
 
-use super::abilities::{memory, weather};
+use super::abilities::{audio, memory, weather};
 
 fn name_ok(name: &str, max: usize, extra: &[char]) -> bool {
     !name.is_empty()
@@ -94,6 +94,19 @@ fn check_all(descriptor: &ToolDescriptor) {
     let anthropic = descriptor.render(Provider::Anthropic);
     assert!(name_ok(anthropic["name"].as_str().unwrap(), 64, &[]));
     check_common(&anthropic["input_schema"]);
+    // Anthropic takes one to five input examples, each valid input.
+    match anthropic.get("input_examples") {
+        None => assert!(descriptor.input_examples().is_empty()),
+        Some(examples) => {
+            let examples = examples.as_array().unwrap();
+            assert!((1..=5).contains(&examples.len()), "{anthropic}");
+            for example in examples {
+                if let Err(error) = jsonschema::validate(&anthropic["input_schema"], example) {
+                    panic!("input example {example} does not fit the schema: {error}");
+                }
+            }
+        }
+    }
 
     let gemini = descriptor.render(Provider::Gemini);
     let name = gemini["name"].as_str().unwrap();
@@ -109,6 +122,54 @@ fn check_all(descriptor: &ToolDescriptor) {
     for rendered in [&openai["function"], &responses, &anthropic, &gemini, &mcp] {
         assert!(!rendered["description"].as_str().unwrap().is_empty());
     }
+    // No other provider takes the field: OpenAI strict mode rejects it.
+    for rendered in [&openai, &openai["function"], &responses, &gemini, &mcp] {
+        assert!(rendered.get("input_examples").is_none(), "{rendered}");
+    }
+}
+
+#[test]
+fn input_examples_render_for_anthropic_alone() {
+    let descriptor = audio::descriptor(AssembleOptions::default());
+    let declared = json!([
+        { "action": "generate", "prompt": "an upbeat jingle", "bpm": 120, "duration_seconds": 10.5 },
+        { "action": "transcribe", "prompt": "voice-memo.ogg", "language": "it" },
+    ]);
+    let anthropic = descriptor.render(Provider::Anthropic);
+    assert_eq!(anthropic["input_examples"], declared);
+    // The key order is the one written, which is what the model reads.
+    assert_eq!(
+        anthropic["input_examples"][0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["action", "prompt", "bpm", "duration_seconds"]
+    );
+    for provider in [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Gemini,
+        Provider::Mcp,
+    ] {
+        let rendered = descriptor.render(provider).to_string();
+        assert!(
+            !rendered.contains("input_examples"),
+            "{provider:?}: {rendered}"
+        );
+        assert!(
+            !rendered.contains("voice-memo.ogg"),
+            "{provider:?}: {rendered}"
+        );
+    }
+    // Every declared example is a call the ability's parser accepts.
+    let entry = registry().unwrap().get("audio").unwrap();
+    for example in declared.as_array().unwrap() {
+        assert!(entry.check_arguments(example).is_ok(), "{example}");
+    }
+    // An ability without input examples renders none.
+    let weather = weather::descriptor(AssembleOptions::default()).render(Provider::Anthropic);
+    assert!(weather.get("input_examples").is_none(), "{weather}");
 }
 
 #[test]

@@ -65,6 +65,7 @@ pub struct DeleteParams {
 /// Deletes one task by id. Use it only when the user asks to remove a task.
 #[ability(
     effect = write,
+    input_examples = [{ "id": 7 }],
     examples = ["delete task 7", "remove the rent task", "drop that todo", "delete my first task", "get rid of task 3", "cancel that task"],
 )]
 pub async fn delete_task(params: DeleteParams, turn: &Turn) -> ToolResult {

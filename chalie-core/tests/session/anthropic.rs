@@ -239,3 +239,33 @@ async fn a_run_over_the_client_sends_tool_use_and_tool_result_blocks() {
         "[delete_task(status=success)]\ndeleted task 7\n[end:delete_task]"
     );
 }
+
+#[tokio::test]
+async fn tools_with_input_examples_declare_the_beta_and_others_do_not() {
+    use chalie_core::descriptor::{AbilityExt, AssembleOptions};
+
+    let (served, received) = serve(vec![text_reply(), text_reply()]).await;
+    let model = AnthropicModel::new(&base(&served), "claude-test");
+    for tool in [
+        crate::abilities::delete_task::descriptor(AssembleOptions::default()),
+        crate::abilities::list_tasks::descriptor(AssembleOptions::default()),
+    ] {
+        let request = ModelRequest {
+            messages: vec![Message::user("tidy my tasks")],
+            tools: vec![tool],
+        };
+        let chunks: Vec<_> = model.stream(request).collect().await;
+        assert!(chunks.iter().all(Result::is_ok), "{chunks:?}");
+    }
+    let requests = received.lock().unwrap().clone();
+    let (head, body) = &requests[0];
+    assert!(
+        head.to_lowercase()
+            .contains("anthropic-beta: advanced-tool-use-2025-11-20"),
+        "{head}"
+    );
+    assert_eq!(body["tools"][0]["input_examples"], json!([{ "id": 7 }]));
+    let (head, body) = &requests[1];
+    assert!(!head.to_lowercase().contains("anthropic-beta"), "{head}");
+    assert!(body["tools"][0].get("input_examples").is_none());
+}

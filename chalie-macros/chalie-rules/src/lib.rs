@@ -48,6 +48,20 @@ pub const fn examples_ok(count: usize) -> bool {
     count >= EXAMPLES_MIN && count <= EXAMPLES_MAX
 }
 
+/// Fewest input examples (`#[ability(input_examples = [...])]`) an
+/// ability that declares them gives.
+pub const INPUT_EXAMPLES_MIN: usize = 1;
+
+/// Most input examples an ability gives: Anthropic's tool definitions
+/// take one to five, and each costs tokens on every request.
+pub const INPUT_EXAMPLES_MAX: usize = 5;
+
+/// Whether `count` input examples meet the contract
+/// ([`INPUT_EXAMPLES_MIN`] to [`INPUT_EXAMPLES_MAX`]).
+pub const fn input_examples_ok(count: usize) -> bool {
+    count >= INPUT_EXAMPLES_MIN && count <= INPUT_EXAMPLES_MAX
+}
+
 /// Names every check must agree on, valid or not, with why: tests on both
 /// sides of the macro boundary run through this one table.
 #[doc(hidden)]

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::parse::Input;
+use super::parse::{ExampleKind, ExampleObject, Input};
 use super::validate::Ability;
 
 /// The function, untouched, plus a type of the same name in the type
@@ -111,6 +111,14 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
         let tags = &ability.tags;
         quote!(.__with_tags(&[#(#tags),*]))
     });
+    let input_examples = (!ability.input_examples.is_empty()).then(|| {
+        let examples = ability
+            .input_examples
+            .iter()
+            .map(|example| example_object(example, &private));
+        quote!(.__with_input_examples(&[#(#private::InputExample::__new(#examples)),*]))
+    });
+    let example_checks = input_example_checks(ability, &type_ident, &private);
     let location = quote_spanned! {ability.name_span=>
         #private::Location::__new(::core::module_path!(), ::core::file!(), ::core::line!(), ::core::column!())
     };
@@ -144,7 +152,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
                     toolset: #toolset,
                     actions: &[#(#action_specs),*],
                     location: #location,
-                })#rate_limit #tags;
+                })#rate_limit #tags #input_examples;
 
                 #permission
 
@@ -166,6 +174,7 @@ pub(crate) fn expand(ability: &Ability, function: &syn::ItemFn, item: &TokenStre
                 #![linkme_macro = #private::ABILITIES]
                 static __CHALIE_ENTRY: #private::AbilityEntry = {
                     #(#action_checks)*
+                    #(#example_checks)*
                     #private::AbilityEntry::of::<#type_ident>()
                 };
             }
@@ -222,6 +231,73 @@ fn action_field_checks(
                 __chalie::fail_on(#private::required_field_problem::<#type_ident>(#action_name, #field));
             });
         }
+    }
+    checks
+}
+
+/// An example object as constant data: `&[("key", value), ...]`.
+fn example_object(object: &ExampleObject, private: &TokenStream) -> TokenStream {
+    let fields = object.fields.iter().map(|field| {
+        let key = &field.key;
+        let value = example_value(&field.value.kind, private);
+        quote!((#key, #value))
+    });
+    quote!(&[#(#fields),*])
+}
+
+fn example_value(kind: &ExampleKind, private: &TokenStream) -> TokenStream {
+    match kind {
+        ExampleKind::Null => quote!(#private::ExampleValue::Null),
+        ExampleKind::Bool(flag) => quote!(#private::ExampleValue::Bool(#flag)),
+        ExampleKind::Int(number) => {
+            let number = proc_macro2::Literal::i128_unsuffixed(*number);
+            quote!(#private::ExampleValue::Int(#number))
+        }
+        ExampleKind::Float(number) => {
+            let number = proc_macro2::Literal::f64_unsuffixed(*number);
+            quote!(#private::ExampleValue::Float(#number))
+        }
+        ExampleKind::Str(text) => quote!(#private::ExampleValue::Str(#text)),
+        ExampleKind::Array(values) => {
+            let values = values
+                .iter()
+                .map(|value| example_value(&value.kind, private));
+            quote!(#private::ExampleValue::Array(&[#(#values),*]))
+        }
+        ExampleKind::Object(object) => {
+            let fields = example_object(object, private);
+            quote!(#private::ExampleValue::Object(#fields))
+        }
+    }
+}
+
+/// Compile-time checks of the input examples against the Params struct,
+/// statements of the registry entry's initializer like the action checks:
+/// each field's key (a field of the struct, for the example's action), at
+/// the key; each value (of the field's type, within its bounds, a
+/// declared action), at the value; and each example whole (no required
+/// field left out), at its braces. The examples are read back from the
+/// ability's spec by index, so they are written once in the expansion.
+fn input_example_checks(
+    ability: &Ability,
+    type_ident: &syn::Ident,
+    private: &TokenStream,
+) -> Vec<TokenStream> {
+    let mut checks = Vec::new();
+    for (index, example) in ability.input_examples.iter().enumerate() {
+        for (position, field) in example.fields.iter().enumerate() {
+            let key = &field.key;
+            checks.push(quote_spanned! {field.key_span=>
+                __chalie::fail_on(#private::example_key_problem::<#type_ident>(#index, #key));
+            });
+            let written = &field.value.written;
+            checks.push(quote_spanned! {field.value.span=>
+                __chalie::fail_on(#private::example_value_problem::<#type_ident>(#index, #position, #written));
+            });
+        }
+        checks.push(quote_spanned! {example.span=>
+            __chalie::fail_on(#private::example_missing_problem::<#type_ident>(#index));
+        });
     }
     checks
 }

@@ -21,6 +21,7 @@ pub(crate) const VALID_KEYS: &[&str] = &[
     "permission",
     "rate_limit",
     "tags",
+    "input_examples",
     "crate",
 ];
 
@@ -36,6 +37,9 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("ratelimit", "rate_limit"),
     ("permissions", "tags"),
     ("requires", "tags"),
+    ("input_example", "input_examples"),
+    ("example_calls", "input_examples"),
+    ("calls", "input_examples"),
 ];
 
 /// Keys that would let an ability supply the descriptor chalie assembles.
@@ -71,6 +75,47 @@ pub(crate) struct AbilityAttrs {
     /// `tags = ["orders:read"]`: the permission tags a dispatcher must be
     /// granted to run the ability.
     pub(crate) tags: Option<syn::ExprArray>,
+    /// `input_examples = [{ "location": "Rome, IT" }]`: whole example
+    /// calls, checked against the Params struct when the crate compiles.
+    pub(crate) input_examples: Option<InputExamples>,
+}
+
+/// `input_examples = [...]`: the example calls, with the span of the list.
+pub(crate) struct InputExamples {
+    pub(crate) span: proc_macro2::Span,
+    pub(crate) examples: Vec<ExampleObject>,
+}
+
+/// One `{ "key": value, ... }` of an input example, with its braces' span.
+pub(crate) struct ExampleObject {
+    pub(crate) span: proc_macro2::Span,
+    pub(crate) fields: Vec<ExampleField>,
+}
+
+/// One `"key": value` of an example object.
+pub(crate) struct ExampleField {
+    pub(crate) key: String,
+    pub(crate) key_span: proc_macro2::Span,
+    pub(crate) value: ExampleLit,
+}
+
+/// One value of an input example, with its span and its text as written
+/// (arrays and objects shortened to `[...]` and `{...}`), for messages.
+pub(crate) struct ExampleLit {
+    pub(crate) kind: ExampleKind,
+    pub(crate) span: proc_macro2::Span,
+    pub(crate) written: String,
+}
+
+/// The JSON shapes an input example value takes.
+pub(crate) enum ExampleKind {
+    Null,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Array(Vec<ExampleLit>),
+    Object(ExampleObject),
 }
 
 /// `examples = [...]` with the span of the whole list.
@@ -126,6 +171,7 @@ pub(crate) fn parse_attrs(attr: TokenStream, ctxt: &mut Ctxt) -> Option<AbilityA
                 once!(rate_limit, literal)
             }
             "tags" => once!(tags, meta.value()?.parse::<syn::ExprArray>()?),
+            "input_examples" => once!(input_examples, parse_input_examples(meta.value()?)?),
             "discoverable" => once!(discoverable, meta.value()?.parse::<syn::LitBool>()?),
             "internal" => {
                 let flag = if meta.input.peek(syn::Token![=]) {
@@ -277,6 +323,162 @@ fn parse_examples(input: syn::parse::ParseStream<'_>) -> syn::Result<Examples> {
         })
         .collect::<syn::Result<Vec<_>>>()?;
     Ok(Examples { list, phrases })
+}
+
+/// What an input example value can be, for the messages that say so.
+const EXAMPLE_VALUE: &str = "an input example value is JSON: a string, a number, `true`, `false`, `null`, an array `[...]` or an object `{...}`";
+
+/// `[{ "key": value, ... }, ...]`: JSON-like object literals, one per
+/// example call. Keys are string literals as in JSON; a bare identifier
+/// (`location: "Rome"`) reads the same.
+fn parse_input_examples(input: syn::parse::ParseStream<'_>) -> syn::Result<InputExamples> {
+    if !input.peek(syn::token::Bracket) {
+        return Err(input.error(
+            "`input_examples` takes a list of example calls, e.g. `input_examples = [{ \"location\": \"Rome, IT\" }]`",
+        ));
+    }
+    let content;
+    let bracket = syn::bracketed!(content in input);
+    let mut examples = Vec::new();
+    while !content.is_empty() {
+        if !content.peek(syn::token::Brace) {
+            return Err(content.error(
+                "an input example is an object of arguments, e.g. `{ \"location\": \"Rome, IT\" }`",
+            ));
+        }
+        examples.push(parse_example_object(&content)?);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<syn::Token![,]>()?;
+    }
+    Ok(InputExamples {
+        span: bracket.span.join(),
+        examples,
+    })
+}
+
+fn parse_example_object(input: syn::parse::ParseStream<'_>) -> syn::Result<ExampleObject> {
+    use syn::ext::IdentExt;
+    let content;
+    let brace = syn::braced!(content in input);
+    let mut fields = Vec::new();
+    while !content.is_empty() {
+        let (key, key_span) = if content.peek(syn::LitStr) {
+            let literal = content.parse::<syn::LitStr>()?;
+            (literal.value(), literal.span())
+        } else if content.peek(syn::Ident::peek_any) {
+            let ident = content.call(syn::Ident::parse_any)?;
+            (ident.unraw().to_string(), ident.span())
+        } else {
+            return Err(content.error("expected a field name, e.g. `\"location\": \"Rome, IT\"`"));
+        };
+        if !content.peek(syn::Token![:]) {
+            return Err(content.error(format!(
+                "expected `:` after `{key}`; write the field as in JSON, e.g. `\"{key}\": ...`"
+            )));
+        }
+        content.parse::<syn::Token![:]>()?;
+        let value = parse_example_value(&content)?;
+        fields.push(ExampleField {
+            key,
+            key_span,
+            value,
+        });
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<syn::Token![,]>()?;
+    }
+    Ok(ExampleObject {
+        span: brace.span.join(),
+        fields,
+    })
+}
+
+fn parse_example_value(input: syn::parse::ParseStream<'_>) -> syn::Result<ExampleLit> {
+    use syn::ext::IdentExt;
+    if input.peek(syn::token::Bracket) {
+        let content;
+        let bracket = syn::bracketed!(content in input);
+        let mut values = Vec::new();
+        while !content.is_empty() {
+            values.push(parse_example_value(&content)?);
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<syn::Token![,]>()?;
+        }
+        return Ok(ExampleLit {
+            kind: ExampleKind::Array(values),
+            span: bracket.span.join(),
+            written: "[...]".into(),
+        });
+    }
+    if input.peek(syn::token::Brace) {
+        let object = parse_example_object(input)?;
+        return Ok(ExampleLit {
+            span: object.span,
+            kind: ExampleKind::Object(object),
+            written: "{...}".into(),
+        });
+    }
+    if input.peek(syn::Ident::peek_any) && !input.peek(syn::LitBool) {
+        let ident = input.call(syn::Ident::parse_any)?;
+        if ident == "null" {
+            return Ok(ExampleLit {
+                kind: ExampleKind::Null,
+                span: ident.span(),
+                written: "null".into(),
+            });
+        }
+        let meant = match ident.to_string().as_str() {
+            "None" | "nil" | "undefined" => "; write `null`",
+            _ => "",
+        };
+        return Err(syn::Error::new(
+            ident.span(),
+            format!("`{ident}` is not a value; {EXAMPLE_VALUE}{meant}"),
+        ));
+    }
+    let minus = input.parse::<Option<syn::Token![-]>>()?;
+    let literal = input
+        .parse::<syn::Lit>()
+        .map_err(|error| syn::Error::new(error.span(), EXAMPLE_VALUE))?;
+    let span = match &minus {
+        Some(minus) => minus.span.join(literal.span()).unwrap_or(literal.span()),
+        None => literal.span(),
+    };
+    let sign = if minus.is_some() { "-" } else { "" };
+    let written = format!("{sign}{}", quote::ToTokens::to_token_stream(&literal));
+    let kind = match &literal {
+        syn::Lit::Str(text) if minus.is_none() => ExampleKind::Str(text.value()),
+        syn::Lit::Bool(flag) if minus.is_none() => ExampleKind::Bool(flag.value),
+        syn::Lit::Int(number) if number.suffix().is_empty() => ExampleKind::Int(
+            format!("{sign}{}", number.base10_digits())
+                .parse()
+                .map_err(|_| {
+                    syn::Error::new(span, "this number is too large for any parameter type")
+                })?,
+        ),
+        syn::Lit::Float(number) if number.suffix().is_empty() => ExampleKind::Float(
+            format!("{sign}{}", number.base10_digits())
+                .parse()
+                .map_err(|_| syn::Error::new(span, "this number does not parse"))?,
+        ),
+        syn::Lit::Int(_) | syn::Lit::Float(_) => {
+            return Err(syn::Error::new(
+                span,
+                "an input example number has no type suffix, as in JSON; write it without one",
+            ));
+        }
+        _ => return Err(syn::Error::new(span, EXAMPLE_VALUE)),
+    };
+    Ok(ExampleLit {
+        kind,
+        span,
+        written,
+    })
 }
 
 /// How one function input is fed by the generated call.

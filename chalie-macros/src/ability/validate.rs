@@ -4,7 +4,7 @@
 use proc_macro2::Span;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
-use super::parse::{AbilityAttrs, ActionAttr, Input, Signature};
+use super::parse::{AbilityAttrs, ActionAttr, ExampleKind, ExampleObject, Input, Signature};
 use crate::ctxt::Ctxt;
 use crate::names::{EXAMPLES_MAX, EXAMPLES_MIN};
 use crate::{docs, names};
@@ -31,6 +31,9 @@ pub(crate) struct Ability {
     /// `tags`: the permission tags a dispatcher must be granted.
     pub(crate) tags: Vec<String>,
     pub(crate) actions: Vec<Action>,
+    /// `input_examples`: whole example calls, checked against the Params
+    /// struct by constants the expansion emits.
+    pub(crate) input_examples: Vec<ExampleObject>,
     pub(crate) signature: Signature,
 }
 
@@ -135,6 +138,14 @@ pub(crate) fn validate(
         .as_ref()
         .map(|list| check_tags(list, ctxt))
         .unwrap_or_default();
+    let takes_params = signature
+        .inputs
+        .iter()
+        .any(|input| matches!(input, Input::Params(_)));
+    let input_examples = match attrs.input_examples {
+        Some(input_examples) => check_input_examples(input_examples, takes_params, ctxt),
+        None => Vec::new(),
+    };
 
     Ability {
         krate: attrs
@@ -154,7 +165,78 @@ pub(crate) fn validate(
         rate_limit,
         tags,
         actions,
+        input_examples,
         signature,
+    }
+}
+
+/// An ability that declares input examples gives 1 to 5 of them
+/// (`chalie_rules::input_examples_ok`), takes a Params struct for them to
+/// be calls of, and names each field of an example object once. What the
+/// fields and values must be is checked against the struct when the crate
+/// compiles, where its fields are known.
+fn check_input_examples(
+    input_examples: super::parse::InputExamples,
+    takes_params: bool,
+    ctxt: &mut Ctxt,
+) -> Vec<ExampleObject> {
+    use chalie_rules::{INPUT_EXAMPLES_MAX, INPUT_EXAMPLES_MIN};
+    let count = input_examples.examples.len();
+    if !takes_params {
+        ctxt.push(syn::Error::new(
+            input_examples.span,
+            "`input_examples` are example calls of the ability's parameters, but it takes no `#[derive(Params)]` struct; drop `input_examples`",
+        ));
+    } else if count < INPUT_EXAMPLES_MIN {
+        ctxt.push(syn::Error::new(
+            input_examples.span,
+            format!(
+                "`input_examples` is empty; give {INPUT_EXAMPLES_MIN} to {INPUT_EXAMPLES_MAX} example calls, or drop the key"
+            ),
+        ));
+    } else if !chalie_rules::input_examples_ok(count) {
+        let extra = &input_examples.examples[INPUT_EXAMPLES_MAX];
+        ctxt.push(syn::Error::new(
+            extra.span,
+            format!(
+                "`input_examples` has {count} examples; give {INPUT_EXAMPLES_MIN} to {INPUT_EXAMPLES_MAX}, each costs tokens on every Anthropic request"
+            ),
+        ));
+    }
+    for example in &input_examples.examples {
+        check_unique_keys(example, ctxt);
+    }
+    input_examples.examples
+}
+
+/// A field given twice in one example object would be read as the last
+/// one; say so at the second.
+fn check_unique_keys(object: &ExampleObject, ctxt: &mut Ctxt) {
+    let mut seen: Vec<&str> = Vec::new();
+    for field in &object.fields {
+        if seen.contains(&field.key.as_str()) {
+            ctxt.push(syn::Error::new(
+                field.key_span,
+                format!(
+                    "field `{}` is given twice in this input example; give it once",
+                    field.key
+                ),
+            ));
+        }
+        seen.push(&field.key);
+        check_nested_keys(&field.value.kind, ctxt);
+    }
+}
+
+fn check_nested_keys(kind: &ExampleKind, ctxt: &mut Ctxt) {
+    match kind {
+        ExampleKind::Object(object) => check_unique_keys(object, ctxt),
+        ExampleKind::Array(values) => {
+            for value in values {
+                check_nested_keys(&value.kind, ctxt);
+            }
+        }
+        _ => {}
     }
 }
 

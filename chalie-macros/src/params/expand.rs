@@ -124,6 +124,7 @@ pub(crate) fn params_impl(params: &ParamsStruct) -> TokenStream {
             impl #impl_generics #private::Params for #ident #type_generics #where_clause {
                 const FIELDS: &'static [&'static str] = &[#(#field_names),*];
                 #field_actions
+                const FIELD_TABLE: &'static [#private::FieldSpec] = &__CHALIE_FIELDS;
 
                 fn schema() -> &'static #private::Value {
                     #private::params_schema(&__CHALIE_FIELDS)

@@ -254,7 +254,23 @@ impl AbilityRun<'_> {
         for message in descriptor::contract_problems(self.entry) {
             self.finding("contract", message);
         }
-        let declared = self.smoke.examples.get(self.entry.name()).cloned();
+        // The calls given to `Smoke::example`, then the ability's own
+        // input examples: each is a call the model is shown, so each must
+        // validate and succeed.
+        let mut declared = self
+            .smoke
+            .examples
+            .get(self.entry.name())
+            .cloned()
+            .unwrap_or_default();
+        declared.extend(
+            self.entry
+                .spec()
+                .input_examples()
+                .iter()
+                .map(|example| example.to_json()),
+        );
+        let declared = (!declared.is_empty()).then_some(declared);
         let happy = match &declared {
             Some(examples) => {
                 for arguments in examples {
@@ -581,7 +597,9 @@ fn code(envelope: &Option<Envelope>) -> Option<&str> {
 ///   property as required);
 /// - its name, summary and examples meet the contract;
 /// - a happy-path call: the example calls given to [`Smoke::example`]
-///   (checked against the schema, and they must succeed), or else
+///   and the ability's own input examples (`#[ability(input_examples =
+///   [...])]`), each checked against the schema and required to succeed,
+///   or else
 ///   arguments built from the schema (no crash, a well-formed envelope);
 /// - verbosity: with a declared example, an ability that takes the
 ///   standard `format` / `fields` honours them (concise keeps fewer keys

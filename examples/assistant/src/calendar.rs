@@ -191,6 +191,10 @@ pub struct CalendarEditParams {
     toolset = "calendar",
     tooltip = "Add or delete a calendar event",
     actions(add_event = [title, start], delete_event = [id]),
+    input_examples = [
+        { "action": "add_event", "title": "Dinner with Maria", "start": "2026-03-06T20:00", "location": "Trattoria Roma" },
+        { "action": "add_event", "title": "Gym", "start": "2026-03-07T09:00", "duration_minutes": 90 },
+    ],
     examples = [
         "put dinner with Maria on Friday at 8",
         "schedule a call with the bank tomorrow at 10",

@@ -154,6 +154,10 @@ pub struct ForecastParams {
     effect = read,
     toolset = "weather",
     tooltip = "Three-day outlook for a city",
+    input_examples = [
+        { "location": "Oslo, NO", "days": 2 },
+        { "location": "Rome" },
+    ],
     examples = [
         "will it rain in Rome this week",
         "what's the forecast for Oslo",

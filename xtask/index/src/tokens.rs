@@ -4,6 +4,8 @@
 //! assistant program builds), keeps every request the scripted model is sent, and counts
 //! with o200k_base, per request: the tool definitions as each provider receives them, and
 //! the tool results the request adds (one envelope text, the same for every provider).
+//! An ability's input examples (`#[ability(input_examples = [...])]`) are part of its
+//! Anthropic definition alone, so they count in the Anthropic column and no other.
 //! Then it checks the goals: a core-only turn, a discovery turn, and the whole catalog of
 //! synthetic abilities offered at once against that discovery turn. A missed goal fails the
 //! command, so it serves as a check.
