@@ -139,7 +139,11 @@ impl Discovery {
     }
 
     /// What `find_tools` answers: activates the injected abilities on `turn` and returns
-    /// `{"injected":[{"name","summary","parameters"}],"not_found":[…],"ambiguous":[…]}`.
+    /// `{"injected":[{"name","summary","parameters"}],"suggested":[{"name","summary"}],
+    /// "not_found":[…],"ambiguous":[…]}`. `suggested` (present when not empty) names the
+    /// runners-up the index showed but did not activate ([`crate::FindOutcome::suggested`]),
+    /// each with its summary's first sentence; asking `find_tools` for one by its exact name
+    /// activates it.
     /// Where the turn offers what it activates in its next request
     /// ([`Turn::offers_activated_tools`], a session's turns) the model reads the tool's whole
     /// definition there, a linked ability's or an external tool's alike, so its entry is
@@ -213,12 +217,32 @@ impl Discovery {
 fn respond(injected: Vec<Value>, outcome: &FindOutcome) -> ToolResult {
     let count = injected.len();
     let mut body = json!({ "injected": injected, "not_found": outcome.not_found });
+    if !outcome.suggested.is_empty() {
+        // Named, not activated: a line each, for the model to ask for by exact name.
+        body["suggested"] = outcome
+            .suggested
+            .iter()
+            .map(|hit| {
+                json!({
+                    "name": hit.name,
+                    "summary": chalie_rules::first_sentence(&hit.summary),
+                })
+            })
+            .collect();
+        body["hint"] =
+            json!("not added yet: call find_tools with a suggested tool's exact name to add it");
+    }
     if !outcome.ambiguous.is_empty() {
         // Refused entries say which qualified names to ask for instead of being guessed.
         body["ambiguous"] = json!(outcome.ambiguous);
     }
-    ToolResult::success(body)
-        .with_metadata("injected", count)
+    let result = ToolResult::success(body).with_metadata("injected", count);
+    let result = if outcome.suggested.is_empty() {
+        result
+    } else {
+        result.with_metadata("suggested", outcome.suggested.len())
+    };
+    result
         .with_metadata("not_found", outcome.not_found.len())
         .with_metadata("ambiguous", outcome.ambiguous.len())
 }

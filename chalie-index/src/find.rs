@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::descriptor::{Source, normalise_name};
 use crate::error::IndexError;
 use crate::index::Index;
-use crate::keep::{Ceiling, KeepRule};
+use crate::keep::{Activation, Ceiling, KeepRule};
 use crate::keyword::segment_gate;
 use crate::vector;
 
@@ -30,6 +30,26 @@ pub const DEFAULT_KEEP: KeepRule = KeepRule::WholeRankingOncePassed(Ceiling::Per
     with_examples: 0.65,
     without_examples: 0.75,
 });
+
+/// Which shown vector hits `find` activates by default: at most 2, each within 0.55 (with
+/// example phrases) or 0.60 (without) and within 0.05 of the closest shown hit. The others
+/// are named with their first sentence, for the model to ask for by exact name.
+///
+/// Chosen from the activation table `cargo xtask eval` prints (crate README, MiniLM, dev
+/// splits): what the model is shown keeps [`DEFAULT_KEEP`]'s recall (MetaTool zero-shot .756
+/// of raw .772, with 8 examples .831 of .836, BFCL .873 of .873) while it activates 0.73,
+/// 1.19 and 1.17 tools per entry instead of 4.8–5.0, and activates nothing for 80 %, 53 %
+/// and 66 % of out-of-catalog requests (21 %, 19 % and 8 % before). 0.65 without examples
+/// leaves BFCL's out-of-catalog abstention at 46 %; 0.60 with examples, MetaTool's with 8
+/// examples at 37 %.
+pub const DEFAULT_ACTIVATION: Activation = Activation {
+    ceiling: Ceiling::PerKind {
+        with_examples: 0.55,
+        without_examples: 0.60,
+    },
+    margin: 0.05,
+    most: 2,
+};
 
 /// Temperature of the soft maximum that pools a descriptor's vectors (summary and
 /// examples) into one rank: `T·ln Σ exp(similarity / T)`. Small enough that the closest
@@ -93,8 +113,11 @@ pub struct FindOptions {
     /// Most hits one entry may add through the keyword or vector rung. There is no cap on
     /// the union over entries: every entry is answered.
     pub per_entry: usize,
-    /// Which vector hits come back ([`DEFAULT_KEEP`]).
+    /// Which vector hits are shown ([`DEFAULT_KEEP`]).
     pub keep: KeepRule,
+    /// Which shown vector hits are activated ([`DEFAULT_ACTIVATION`]); the others are only
+    /// suggested.
+    pub activate: Activation,
     /// Similarity credited to descriptors without example phrases in the vector ranking
     /// ([`SUMMARY_ONLY_CREDIT`]).
     pub summary_only_credit: f32,
@@ -108,6 +131,7 @@ impl Default for FindOptions {
             scope: Scope::Abilities,
             per_entry: 5,
             keep: DEFAULT_KEEP,
+            activate: DEFAULT_ACTIVATION,
             summary_only_credit: SUMMARY_ONLY_CREDIT,
             exclude: HashSet::new(),
         }
@@ -155,9 +179,12 @@ pub struct Ambiguity {
 /// Result of [`Index::find`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FindOutcome {
-    /// Distinct hits over all entries: per entry in order, exact, then keyword, then vector
-    /// hits by distance.
+    /// Distinct activated hits over all entries: per entry in order, exact, then keyword,
+    /// then the vector hits [`FindOptions::activate`] activates, best first.
     pub injected: Vec<Hit>,
+    /// Distinct vector hits shown but not activated (the runners-up), best first, none of
+    /// them in `injected`: the model adds one by asking for its exact name.
+    pub suggested: Vec<Hit>,
     /// Entries for which no rung found anything.
     pub not_found: Vec<String>,
     /// Entries refused because their bare name is owned by several sources.
@@ -166,7 +193,8 @@ pub struct FindOutcome {
 
 /// What one entry resolved to.
 enum Resolution {
-    Hits(Vec<Hit>),
+    /// Activated hits, and vector hits only suggested.
+    Hits(Vec<Hit>, Vec<Hit>),
     Ambiguous(Vec<String>),
     Pending,
 }
@@ -196,7 +224,7 @@ impl Index {
             if let Some(&ordinal) = self.by_qualified.get(&qualified)
                 && self.admitted(ordinal, options)
             {
-                return Resolution::Hits(vec![self.hit(ordinal, Rung::Exact, None)]);
+                return Resolution::Hits(vec![self.hit(ordinal, Rung::Exact, None)], Vec::new());
             }
         }
         let owners: Vec<usize> = self
@@ -209,7 +237,7 @@ impl Index {
             .collect();
         match owners.as_slice() {
             [] => Resolution::Pending,
-            [only] => Resolution::Hits(vec![self.hit(*only, Rung::Exact, None)]),
+            [only] => Resolution::Hits(vec![self.hit(*only, Rung::Exact, None)], Vec::new()),
             many => Resolution::Ambiguous(
                 many.iter()
                     .map(|&o| self.entries[o].qualified.clone())
@@ -315,6 +343,28 @@ impl Index {
             .collect()
     }
 
+    /// What `options` shows of a vector ranking, split into the hits it activates and those
+    /// it only suggests (each best first).
+    pub(crate) fn shown(
+        &self,
+        options: &FindOptions,
+        ranked: Vec<(usize, f32)>,
+    ) -> (Vec<(usize, f32)>, Vec<(usize, f32)>) {
+        let shown = self.kept(options.keep, ranked);
+        let judged: Vec<(f32, Option<f32>)> = shown
+            .iter()
+            .map(|&(ordinal, distance)| (distance, self.entries[ordinal].reach))
+            .collect();
+        let verdicts = options.activate.activates(&judged);
+        let (activated, suggested): (Vec<_>, Vec<_>) = shown
+            .into_iter()
+            .zip(verdicts)
+            .partition(|(_, activated)| *activated);
+        let strip =
+            |hits: Vec<((usize, f32), bool)>| hits.into_iter().map(|(hit, _)| hit).collect();
+        (strip(activated), strip(suggested))
+    }
+
     /// Runs the cascade for every entry independently and merges the results.
     pub fn find(
         &self,
@@ -329,7 +379,7 @@ impl Index {
                     if hits.is_empty() {
                         Resolution::Pending
                     } else {
-                        Resolution::Hits(hits)
+                        Resolution::Hits(hits, Vec::new())
                     }
                 }
                 settled => settled,
@@ -356,23 +406,28 @@ impl Index {
         {
             let Some(query) = vectors.next() else { break };
             let ranked = self.nearest_to(&query, options.per_entry, options)?;
-            let hits: Vec<Hit> = self
-                .kept(options.keep, ranked)
-                .into_iter()
-                .map(|(ordinal, distance)| self.hit(ordinal, Rung::Vector, Some(distance)))
-                .collect();
-            if !hits.is_empty() {
-                *resolution = Resolution::Hits(hits);
+            let (activated, suggested) = self.shown(options, ranked);
+            let hits = |list: Vec<(usize, f32)>| -> Vec<Hit> {
+                list.into_iter()
+                    .map(|(ordinal, distance)| self.hit(ordinal, Rung::Vector, Some(distance)))
+                    .collect()
+            };
+            if !activated.is_empty() || !suggested.is_empty() {
+                *resolution = Resolution::Hits(hits(activated), hits(suggested));
             }
         }
 
         let mut outcome = FindOutcome::default();
         let mut seen = HashSet::new();
+        let mut runners_up = Vec::new();
         for (entry, resolution) in entries.iter().zip(resolutions) {
             match resolution {
-                Resolution::Hits(hits) => outcome
-                    .injected
-                    .extend(hits.into_iter().filter(|hit| seen.insert(hit.name.clone()))),
+                Resolution::Hits(hits, suggested) => {
+                    outcome
+                        .injected
+                        .extend(hits.into_iter().filter(|hit| seen.insert(hit.name.clone())));
+                    runners_up.extend(suggested);
+                }
                 Resolution::Ambiguous(candidates) => outcome.ambiguous.push(Ambiguity {
                     entry: entry.clone(),
                     candidates,
@@ -380,6 +435,12 @@ impl Index {
                 Resolution::Pending => outcome.not_found.push(entry.clone()),
             }
         }
+        // After every entry's activations, so a tool one entry activates is never also
+        // suggested by another.
+        outcome.suggested = runners_up
+            .into_iter()
+            .filter(|hit| seen.insert(hit.name.clone()))
+            .collect();
         Ok(outcome)
     }
 

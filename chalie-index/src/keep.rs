@@ -110,6 +110,67 @@ impl std::fmt::Display for KeepRule {
     }
 }
 
+/// Which of the hits a [`KeepRule`] shows `find` activates (adds to the model's tool list);
+/// the others are only named, with their summary's first sentence, for the model to ask for
+/// by exact name.
+///
+/// A hit is activated when it passes its own ceiling, lies within `margin` of the closest
+/// shown hit, and is among the first `most` that do. The keep rule buys recall with the whole
+/// ranking; activation spends the context only on confident matches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Activation {
+    /// The cosine distance a hit must pass to be activated, per descriptor.
+    pub ceiling: Ceiling,
+    /// How much farther than the closest shown hit an activated one may be.
+    pub margin: f32,
+    /// Most hits one entry activates.
+    pub most: usize,
+}
+
+impl Activation {
+    /// Activates every shown hit: the behaviour before activation was separate from showing.
+    pub const EVERY_SHOWN: Activation = Activation {
+        ceiling: Ceiling::Absolute(f32::INFINITY),
+        margin: f32::INFINITY,
+        most: usize::MAX,
+    };
+
+    /// Which of `shown` (distance and reach of each hit the keep rule kept, best first) to
+    /// activate.
+    pub fn activates(self, shown: &[(f32, Option<f32>)]) -> Vec<bool> {
+        let closest = shown
+            .iter()
+            .map(|(distance, _)| *distance)
+            .fold(f32::INFINITY, f32::min);
+        let mut left = self.most;
+        shown
+            .iter()
+            .map(|&(distance, reach)| {
+                let confident =
+                    distance <= self.ceiling.of(reach) && distance <= closest + self.margin;
+                let activated = confident && left > 0;
+                if activated {
+                    left -= 1;
+                }
+                activated
+            })
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Activation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if *self == Activation::EVERY_SHOWN {
+            return write!(f, "activate every shown hit");
+        }
+        write!(f, "activate within {}", self.ceiling)?;
+        if self.margin.is_finite() {
+            write!(f, ", {:.2} of the closest", self.margin)?;
+        }
+        write!(f, ", at most {}", self.most)
+    }
+}
+
 /// How far from the rest of its vectors a descriptor's own requests land: for each example
 /// phrase, the cosine distance to the closest of the descriptor's other texts (its summary
 /// text and other examples), and the largest of these. `None` without examples.
@@ -160,6 +221,35 @@ mod tests {
         };
         assert!((calibrated.of(Some(0.45)) - 0.55).abs() < 1e-6);
         assert_eq!(calibrated.of(None), 0.75);
+    }
+
+    #[test]
+    fn only_confident_hits_near_the_closest_are_activated() {
+        let activation = Activation {
+            ceiling: Ceiling::PerKind {
+                with_examples: 0.55,
+                without_examples: 0.65,
+            },
+            margin: 0.05,
+            most: 2,
+        };
+        // Ranked by pooled mass, so the closest need not come first.
+        let shown = [
+            (0.48, Some(0.3)),
+            (0.45, Some(0.3)),
+            (0.52, None),
+            (0.49, Some(0.3)),
+            (0.56, Some(0.3)),
+        ];
+        // 0.49 is within 0.05 of 0.45 but the cap of 2 is spent; 0.52 is farther than 0.05 from
+        // the closest; 0.56 misses its ceiling.
+        assert_eq!(
+            activation.activates(&shown),
+            [true, true, false, false, false]
+        );
+        let far = [(0.60, Some(0.3)), (0.62, None)];
+        assert_eq!(activation.activates(&far), [false, true]);
+        assert_eq!(Activation::EVERY_SHOWN.activates(&far), [true, true]);
     }
 
     #[test]

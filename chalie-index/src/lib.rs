@@ -134,13 +134,13 @@ pub use embed::{EncoderWork, MINILM_DIR_NAME, MINILM_FILES, MiniLm};
 pub use error::{EmbedError, EndpointFailure, IndexError};
 #[cfg(feature = "engine")]
 pub use find::{
-    Ambiguity, CENTROID_WEIGHT, DEFAULT_KEEP, FindOptions, FindOutcome, Hit, POOL_TEMPERATURE,
-    Rung, SUMMARY_ONLY_CREDIT, Scope,
+    Ambiguity, CENTROID_WEIGHT, DEFAULT_ACTIVATION, DEFAULT_KEEP, FindOptions, FindOutcome, Hit,
+    POOL_TEMPERATURE, Rung, SUMMARY_ONLY_CREDIT, Scope,
 };
 #[cfg(feature = "engine")]
 pub use index::{Index, default_index_dir};
 #[cfg(feature = "engine")]
-pub use keep::{Ceiling, KeepRule};
+pub use keep::{Activation, Ceiling, KeepRule};
 #[cfg(feature = "engine")]
 pub use keyword::segment_gate;
 #[cfg(feature = "engine")]

@@ -237,7 +237,7 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         summary_only_credit: credit,
         ..FindOptions::default()
     };
-    let (mut cascade, mut raw) = (Tally::default(), Tally::default());
+    let (mut cascade, mut shown, mut raw) = (Tally::default(), Tally::default(), Tally::default());
     let mut abstained = 0usize;
     // For the ceiling sweep: best gold-free distance and the raw ranking with distances.
     let mut sweep_rows: Vec<rules::Row<'_>> = Vec::new();
@@ -248,6 +248,14 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         let outcome = index.find(&entry, &options)?;
         let ranked: Vec<String> = outcome.injected.iter().map(|h| h.name.clone()).collect();
         cascade.add(&ranked, &query.gold);
+        // What the model is shown: the activated tools, then the ones named for it to ask for.
+        let named: Vec<String> = outcome
+            .injected
+            .iter()
+            .chain(&outcome.suggested)
+            .map(|h| h.name.clone())
+            .collect();
+        shown.add(&named, &query.gold);
 
         let ranked = index.ranking(&query.text, options.per_entry, &options)?;
         let names: Vec<String> = ranked
@@ -279,13 +287,12 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         });
     }
     drop(progress);
-    let (mut foreign_ranked, mut foreign_abstained) = (Vec::new(), 0usize);
+    let (mut foreign_ranked, mut foreign_abstained, mut foreign_activated) =
+        (Vec::new(), 0usize, 0usize);
     for text in &foreign {
-        if index
-            .find(std::slice::from_ref(text), &options)?
-            .injected
-            .is_empty()
-        {
+        let outcome = index.find(std::slice::from_ref(text), &options)?;
+        foreign_activated += outcome.injected.len();
+        if outcome.injected.is_empty() {
             foreign_abstained += 1;
         }
         foreign_ranked.push(index.ranking(text, options.per_entry, &options)?);
@@ -306,23 +313,41 @@ pub(super) fn run(task: &super::Xtask, args: &[String]) -> Outcome {
         };
         println!("examples: up to {examples_per_tool} per tool, for {which}");
     }
-    println!("cascade: {keep}; summary-only credit {credit:.2}");
-    println!("{}", cascade.row("cascade"));
+    println!(
+        "cascade: shows {keep}; {}; summary-only credit {credit:.2}",
+        options.activate
+    );
+    println!("{}", shown.row("shown"));
+    println!("{}", cascade.row("activated"));
     println!("{}", raw.row("raw KNN order"));
-    println!("abstention with gold removed: {:.3}", abstained as f64 / n);
+    println!(
+        "shown-recall {:.3} (raw R@5 {:.3}), activated per entry {:.2}",
+        shown.r5(),
+        raw.r5(),
+        cascade.size / n
+    );
+    println!(
+        "abstention with gold removed (nothing activated): {:.3}",
+        abstained as f64 / n
+    );
     if !foreign.is_empty() {
         println!(
-            "abstention out of catalog: {:.3} ({foreign_abstained} of {} requests from {})",
+            "abstention out of catalog (nothing activated): {:.3} ({foreign_abstained} of {} requests from {}), activated per entry {:.2}",
             foreign_abstained as f64 / foreign.len() as f64,
             foreign.len(),
             foreign_paths
                 .iter()
                 .map(|(p, _)| p.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            foreign_activated as f64 / foreign.len() as f64
         );
     }
     print!("{}", rules::table(&index, &sweep_rows, &foreign_ranked));
+    print!(
+        "{}",
+        rules::activation_table(&index, keep, &sweep_rows, &foreign_ranked)
+    );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! `golden`: retrieval quality as a gate. Runs a committed set of user requests through
-//! `find_tools` on the index the program opens and fails below the given recall@5 (of the
-//! requests some ability serves) or abstention (on those none does), printing the table.
+//! `find_tools` on the index the program opens and fails below the given shown-recall (of
+//! the requests some ability serves: the gold tool activated or suggested by name), above
+//! the given tools activated per request, or below the given abstention (nothing activated
+//! for the requests none serves), printing the table.
 //!
 //! The set is JSONL, one `{"query": "...", "tools": ["name", ...]}` a line; `"tools": []`
 //! marks a request nothing serves. A request equal to or a near copy of a descriptor's
@@ -17,7 +19,7 @@ use super::progress::Progress;
 use super::{BoxError, Xtask, XtaskError};
 use crate::{Discovery, Index};
 
-const USAGE: &str = "usage: cargo xtask golden FILE.jsonl [--min-recall X] [--min-abstention X] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
+const USAGE: &str = "usage: cargo xtask golden FILE.jsonl [--min-recall X] [--max-activated N] [--min-abstention X] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 /// Word-set overlap (Jaccard) at or above which a request counts as a near copy of an
 /// example phrase.
@@ -79,12 +81,13 @@ fn check_set(
     }
 }
 
-/// The names `find_tools` injected, in its order.
-fn injected(body: Option<&Body>) -> Vec<String> {
+/// The names `find_tools` listed under `key` (`injected`: activated; `suggested`: named for
+/// the model to ask for), in its order.
+fn listed(body: Option<&Body>, key: &str) -> Vec<String> {
     let Some(Body::Json(value)) = body else {
         return Vec::new();
     };
-    value["injected"]
+    value[key]
         .as_array()
         .map(|list| {
             list.iter()
@@ -97,23 +100,25 @@ fn injected(body: Option<&Body>) -> Vec<String> {
 pub(super) fn run(task: &Xtask, args: &[String]) -> Result<(), XtaskError> {
     let usage = || XtaskError::Usage(USAGE.to_owned());
     let (mut file, mut min_recall, mut min_abstention) = (None, 0.0f64, 0.0f64);
+    let mut max_activated = f64::INFINITY;
     let mut endpoint = task.endpoint.clone();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         if endpoint.take(arg, || args.next().cloned()) {
             continue;
         }
-        let mut number = || -> Result<f64, XtaskError> {
+        let mut number = |most: f64| -> Result<f64, XtaskError> {
             args.next()
                 .and_then(|value| value.parse().ok())
-                .filter(|value: &f64| (0.0..=1.0).contains(value))
+                .filter(|value: &f64| (0.0..=most).contains(value))
                 .ok_or_else(|| {
-                    XtaskError::Usage(format!("`{arg}` takes a number from 0 to 1\n{USAGE}"))
+                    XtaskError::Usage(format!("`{arg}` takes a number from 0 to {most}\n{USAGE}"))
                 })
         };
         match arg.as_str() {
-            "--min-recall" => min_recall = number()?,
-            "--min-abstention" => min_abstention = number()?,
+            "--min-recall" => min_recall = number(1.0)?,
+            "--min-abstention" => min_abstention = number(1.0)?,
+            "--max-activated" => max_activated = number(f64::from(u8::MAX))?,
             flag if flag.starts_with("--") => return Err(usage()),
             path => file = Some(PathBuf::from(path)),
         }
@@ -134,13 +139,16 @@ pub(super) fn run(task: &Xtask, args: &[String]) -> Result<(), XtaskError> {
     let report = measure(&discovery, &queries);
     print!("{}", report.table(&file));
     report
-        .gate(min_recall, min_abstention)
+        .gate(min_recall, max_activated, min_abstention)
         .map_err(XtaskError::Failed)
 }
 
 /// What the set measured.
 struct Report {
+    /// Servable requests, over what `find_tools` showed: activated, then suggested.
     servable: Tally,
+    /// Servable requests, over what it activated.
+    activated: Tally,
     unservable: Tally,
     abstained: usize,
     misses: Vec<(String, Vec<String>, Vec<String>)>,
@@ -150,6 +158,7 @@ struct Report {
 fn measure(discovery: &Discovery, queries: &[Query]) -> Report {
     let mut report = Report {
         servable: Tally::default(),
+        activated: Tally::default(),
         unservable: Tally::default(),
         abstained: 0,
         misses: Vec::new(),
@@ -160,17 +169,20 @@ fn measure(discovery: &Discovery, queries: &[Query]) -> Report {
         progress.advance(1);
         let turn = Turn::builder(Channel::Chat).build();
         let result = discovery.find_tools(std::slice::from_ref(&query.text), &turn);
-        let ranked = injected(result.body());
+        let activated = listed(result.body(), "injected");
+        let mut ranked = activated.clone();
+        ranked.extend(listed(result.body(), "suggested"));
         if query.gold.is_empty() {
-            report.unservable.add(&ranked, &[]);
-            if ranked.is_empty() {
+            report.unservable.add(&activated, &[]);
+            if activated.is_empty() {
                 report.abstained += 1;
             } else {
-                report.intrusions.push((query.text.clone(), ranked));
+                report.intrusions.push((query.text.clone(), activated));
             }
             continue;
         }
         report.servable.add(&ranked, &query.gold);
+        report.activated.add(&activated, &query.gold);
         if !query
             .gold
             .iter()
@@ -185,8 +197,14 @@ fn measure(discovery: &Discovery, queries: &[Query]) -> Report {
 }
 
 impl Report {
+    /// The gold tool among the first five shown (activated or suggested).
     fn recall(&self) -> f64 {
         self.servable.recall[2] / self.servable.count.max(1.0)
+    }
+
+    /// Tools activated per servable request.
+    fn activated_per_entry(&self) -> f64 {
+        self.activated.size / self.activated.count.max(1.0)
     }
 
     fn abstention(&self) -> f64 {
@@ -200,10 +218,12 @@ impl Report {
             self.servable.count,
             self.unservable.count
         );
-        out += &self.servable.row("servable");
+        out += &self.servable.row("servable, shown");
+        out += "\n";
+        out += &self.activated.row("servable, activated");
         out += "\n";
         out += &format!(
-            "{:<22} abstained {:.3} ({} of {})  mean-set {:.2}\n",
+            "{:<22} abstained {:.3} ({} of {}, nothing activated)  mean-set {:.2}\n",
             "unservable",
             self.abstention(),
             self.abstained,
@@ -219,17 +239,24 @@ impl Report {
         out
     }
 
-    fn gate(&self, min_recall: f64, min_abstention: f64) -> Result<(), BoxError> {
-        let (recall, abstention) = (self.recall(), self.abstention());
-        if recall < min_recall || abstention < min_abstention {
+    fn gate(
+        &self,
+        min_recall: f64,
+        max_activated: f64,
+        min_abstention: f64,
+    ) -> Result<(), BoxError> {
+        let (recall, activated, abstention) =
+            (self.recall(), self.activated_per_entry(), self.abstention());
+        if recall < min_recall || activated > max_activated || abstention < min_abstention {
             return Err(format!(
-                "retrieval below its gate: recall@5 {recall:.3} (at least {min_recall:.3}), \
+                "retrieval outside its gate: shown-recall {recall:.3} (at least {min_recall:.3}), \
+                 activated per request {activated:.2} (at most {max_activated:.2}), \
                  abstention {abstention:.3} (at least {min_abstention:.3})"
             )
             .into());
         }
         println!(
-            "gate passed: recall@5 {recall:.3} >= {min_recall:.3}, abstention {abstention:.3} >= {min_abstention:.3}"
+            "gate passed: shown-recall {recall:.3} >= {min_recall:.3}, activated per request {activated:.2} <= {max_activated:.2}, abstention {abstention:.3} >= {min_abstention:.3}"
         );
         Ok(())
     }
@@ -247,12 +274,14 @@ mod tests {
     }
 
     #[test]
-    fn the_injected_names_are_read_in_order() {
+    fn the_listed_names_are_read_in_order() {
         let body = Body::Json(serde_json::json!({
             "injected": [{ "name": "forecast" }, { "name": "weather" }],
+            "suggested": [{ "name": "calendar" }],
             "not_found": [],
         }));
-        assert_eq!(injected(Some(&body)), ["forecast", "weather"]);
-        assert!(injected(None).is_empty());
+        assert_eq!(listed(Some(&body), "injected"), ["forecast", "weather"]);
+        assert_eq!(listed(Some(&body), "suggested"), ["calendar"]);
+        assert!(listed(None, "injected").is_empty());
     }
 }

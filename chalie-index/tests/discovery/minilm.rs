@@ -58,3 +58,37 @@ fn weather_question_finds_weather() {
         "{outcome:?}"
     );
 }
+
+#[test]
+fn only_the_confident_match_is_activated_and_the_rest_are_named() {
+    let embedder: Arc<dyn Embedder> = Arc::new(model());
+    let catalog = vec![
+        local("weather", "Current weather and forecast for a city"),
+        local("send_email", "Send an email to a recipient"),
+        local("calculator", "Evaluate an arithmetic expression"),
+        local("translate", "Translate text between languages"),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    Index::build(&catalog, embedder.as_ref(), dir.path(), &mut |_| {}).expect("build");
+    let index = Index::open(dir.path(), embedder).expect("open");
+    let outcome = index
+        .find(
+            &entries(&["is there a way to check the weather in another city"]),
+            &FindOptions::default(),
+        )
+        .expect("find");
+    let activated: Vec<&str> = outcome.injected.iter().map(|h| h.name.as_str()).collect();
+    let suggested: Vec<&str> = outcome.suggested.iter().map(|h| h.name.as_str()).collect();
+    // The whole ranking is shown (one neighbour passed), but only the weather tool is
+    // activated; an email tool is only named.
+    assert_eq!(activated, ["weather"], "{outcome:?}");
+    assert!(suggested.contains(&"send_email"), "{outcome:?}");
+    assert!(!suggested.contains(&"weather"), "{outcome:?}");
+    // Asking for a suggested tool by its exact name activates it.
+    let asked = index
+        .find(&entries(&["send_email"]), &FindOptions::default())
+        .expect("find");
+    assert_eq!(asked.injected.len(), 1);
+    assert_eq!(asked.injected[0].name, "send_email");
+    assert!(asked.suggested.is_empty());
+}

@@ -3,7 +3,7 @@
 //! of the catalog) and on two kinds of abstention.
 
 use super::Tally;
-use crate::{Ceiling, Index, KeepRule};
+use crate::{Activation, Ceiling, FindOptions, Index, KeepRule};
 
 /// Which half of the catalog a query's gold tools belong to: in a mixed catalog
 /// (`--examples-for half`) half A has example phrases and half B none.
@@ -122,6 +122,102 @@ pub(super) fn table(index: &Index, rows: &[Row<'_>], foreign: &[Vec<(usize, f32)
             out += &format!("  {:.3}  {:.3}", by_half[0].r5(), by_half[1].r5());
         }
         out += "\n";
+    }
+    out
+}
+
+/// The activation rules the second table sweeps: a ceiling per kind of descriptor, a margin
+/// to the closest shown hit and a cap per entry.
+fn activations() -> Vec<Activation> {
+    let mut list = vec![Activation::EVERY_SHOWN];
+    for (with_examples, without_examples) in [
+        (0.45, 0.60),
+        (0.50, 0.60),
+        (0.50, 0.65),
+        (0.55, 0.60),
+        (0.55, 0.65),
+        (0.60, 0.65),
+        (0.60, 0.70),
+        (0.65, 0.75),
+    ] {
+        for margin in [0.02, 0.05, 0.10, f32::INFINITY] {
+            for most in [1, 2, 3] {
+                list.push(Activation {
+                    ceiling: Ceiling::PerKind {
+                        with_examples,
+                        without_examples,
+                    },
+                    margin,
+                    most,
+                });
+            }
+        }
+    }
+    list
+}
+
+/// The second table: with `keep` showing hits, per activation rule, the share of queries
+/// whose gold tool is shown (activated or suggested) and activated, the tools activated per
+/// entry, and abstention (nothing activated) with the gold tools removed and out of catalog.
+pub(super) fn activation_table(
+    index: &Index,
+    keep: KeepRule,
+    rows: &[Row<'_>],
+    foreign: &[Vec<(usize, f32)>],
+) -> String {
+    let mut out = format!(
+        "
+activation rules (vector rung, showing {keep}): shown-recall, activated R@5, activated per entry, abstention gold removed, abstention out of catalog, activated per out-of-catalog entry\n"
+    );
+    let names = |hits: &[(usize, f32)]| -> Vec<String> {
+        hits.iter()
+            .map(|(ordinal, _)| index.entries[*ordinal].qualified.clone())
+            .collect()
+    };
+    for activate in activations() {
+        let options = FindOptions {
+            keep,
+            activate,
+            ..FindOptions::default()
+        };
+        let (mut shown, mut activated) = (Tally::default(), Tally::default());
+        let mut abstained = 0usize;
+        for row in rows {
+            let (on, named) = index.shown(&options, row.ranked.clone());
+            let all: Vec<(usize, f32)> = on.iter().chain(&named).copied().collect();
+            shown.add(&names(&all), row.gold);
+            activated.add(&names(&on), row.gold);
+            if index.shown(&options, row.without_gold.clone()).0.is_empty() {
+                abstained += 1;
+            }
+        }
+        let (mut foreign_abstained, mut foreign_activated) = (0usize, 0usize);
+        for ranked in foreign {
+            let on = index.shown(&options, ranked.clone()).0;
+            foreign_activated += on.len();
+            if on.is_empty() {
+                foreign_abstained += 1;
+            }
+        }
+        let n = rows.len().max(1) as f64;
+        let m = foreign.len().max(1) as f64;
+        let out_of_catalog = if foreign.is_empty() {
+            "-  -".to_owned()
+        } else {
+            format!(
+                "{:.3}  {:.2}",
+                foreign_abstained as f64 / m,
+                foreign_activated as f64 / m
+            )
+        };
+        out += &format!(
+            "  {:<72} {:.3}  {:.3}  {:.2}  {:.3}  {out_of_catalog}\n",
+            activate.to_string(),
+            shown.r5(),
+            activated.r5(),
+            activated.size / n,
+            abstained as f64 / n,
+        );
     }
     out
 }
