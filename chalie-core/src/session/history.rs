@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::call::is_background_notice;
-use super::model::Role;
-use super::sessions::{SessionError, Sessions};
-use super::store::ToolCallStatus;
+use crate::session::model::Role;
+use crate::session::run::call::is_background_notice;
+use crate::session::sessions::{SessionError, Sessions};
+use crate::session::store::ToolCallStatus;
 
 /// One message of a session's history (see [`Sessions::history`]).
 /// Serialised with camelCase fields.
@@ -62,7 +62,8 @@ impl Sessions {
     pub fn history(&self, session_id: &str) -> Result<Vec<HistoryMessage>, SessionError> {
         let store = self.store();
         let messages = store.messages(session_id)?;
-        let mut calls_by_run: HashMap<String, Vec<super::store::ToolCallRecord>> = HashMap::new();
+        let mut calls_by_run: HashMap<String, Vec<crate::session::store::ToolCallRecord>> =
+            HashMap::new();
         let mut history = Vec::new();
         for stored in messages {
             let shown = matches!(stored.message.role, Role::User | Role::Assistant);

@@ -123,56 +123,39 @@
 //! nothing: reopened, [`Sessions::approve`] still applies, and
 //! [`Sessions::resume`] completes the run.
 
-#[cfg(feature = "anthropic")]
-mod anthropic;
-mod call;
-mod core;
-mod event;
-mod follow;
-mod history;
+pub(crate) mod event;
+pub(crate) mod event_log;
+pub(crate) mod history;
 #[cfg(feature = "http")]
 mod http;
-mod memory;
-mod model;
-mod narration;
-#[cfg(feature = "openai")]
-mod openai;
-mod owner;
-mod planner;
-#[cfg(feature = "postgres")]
-mod postgres;
-mod run;
-mod scripted;
-mod seam;
-mod sessions;
-#[cfg(feature = "sqlite")]
-mod sqlite;
-mod start;
-mod store;
-mod stream;
+pub(crate) mod model;
+pub(crate) mod owner;
+pub(crate) mod run;
+pub(crate) mod sessions;
+pub(crate) mod store;
 
 pub use crate::dispatch::mode::{Mode, UnknownMode};
 pub use event::{Activity, Event, EventError, Phase};
 pub use history::{HistoryMessage, HistoryToolCall};
 #[cfg(feature = "http")]
 pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
-pub use memory::MemoryStore;
+pub use store::memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.
 pub(crate) use crate::dispatch::mode;
+pub use event_log::{EventLog, EventStream};
 #[cfg(feature = "anthropic")]
-pub use anthropic::AnthropicModel;
-pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage};
+pub use model::anthropic::AnthropicModel;
 #[cfg(feature = "openai")]
-pub use openai::OpenAiModel;
+pub use model::openai::OpenAiModel;
+pub use model::scripted::{Reply, ScriptedModel};
+pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage};
 pub use owner::AsPrincipal;
-#[cfg(feature = "postgres")]
-pub use postgres::PgStore;
-pub use scripted::{Reply, ScriptedModel};
 pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
+#[cfg(feature = "postgres")]
+pub use store::postgres::PgStore;
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteStore;
+pub use store::sqlite::SqliteStore;
 pub use store::{
     ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, RunRecord, RunStatus,
     SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
-pub use stream::{EventLog, EventStream};

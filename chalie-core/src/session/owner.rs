@@ -1,11 +1,11 @@
 //! [`AsPrincipal`]: the sessions as one principal sees them, where every
 //! action first checks that the session belongs to that principal.
 
-use super::history::HistoryMessage;
-use super::mode::Mode;
-use super::run::RunKind;
-use super::sessions::{Run, SessionError, Sessions};
-use super::store::PlanStep;
+use crate::session::history::HistoryMessage;
+use crate::session::mode::Mode;
+use crate::session::run::RunKind;
+use crate::session::sessions::{Run, SessionError, Sessions};
+use crate::session::store::PlanStep;
 use crate::turn::Principal;
 
 impl Sessions {

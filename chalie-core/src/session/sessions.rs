@@ -5,16 +5,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::core::{Config, Core, LiveRun, lock};
-use super::event::Event;
-use super::memory::MemoryStore;
-use super::mode::{Mode, ModeCell};
-use super::model::Model;
-use super::run::{RunKind, spawn_run};
-use super::store::{
+use crate::session::event::Event;
+use crate::session::event_log::{EventLog, EventStream};
+use crate::session::mode::{Mode, ModeCell};
+use crate::session::model::Model;
+use crate::session::run::shared::{Config, Core, LiveRun, lock};
+use crate::session::run::{RunKind, spawn_run};
+use crate::session::store::memory::MemoryStore;
+use crate::session::store::{
     ApprovalState, Decision, PlanStep, RunStatus, SessionRecord, SessionStore, StoreError,
 };
-use super::stream::{EventLog, EventStream};
 use crate::{Channel, Dispatcher, turn::Principal};
 
 /// Why a session call failed.
@@ -310,7 +310,7 @@ impl Sessions {
             format!("run-{}-{n}", self.core.run_prefix)
         });
         self.keep_leases(&handle);
-        let events = super::follow::mirrored_log(&self.core.store, &run_id);
+        let events = crate::session::run::follow::mirrored_log(&self.core.store, &run_id);
         let task = spawn_run(
             &handle,
             Arc::clone(&self.core),
@@ -353,7 +353,7 @@ impl Sessions {
             });
         }
         let record = self.core.store.run(run_id).ok()??;
-        let events = super::follow::follow(&self.core.store, run_id)?;
+        let events = crate::session::run::follow::follow(&self.core.store, run_id)?;
         Some(Run {
             id: run_id.to_owned(),
             session_id: record.session_id,

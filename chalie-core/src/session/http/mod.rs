@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `POST /sessions` `{"mode": "plan"}` (optional) | opens a session owned by the caller, with a fresh id; `201 {"id": ..., "mode": ...}` |
 //! | `POST /sessions/{id}/messages` `{"content": "..."}` | starts a run; `201 {"runId": ...}` |
-//! | `GET /sessions/{id}/messages` | the session's history: `200 {"messages": [...]}`, each user or assistant message with its `toolCalls` and their `card`s ([`HistoryMessage`](super::HistoryMessage)), to rebuild the cards after a reload |
+//! | `GET /sessions/{id}/messages` | the session's history: `200 {"messages": [...]}`, each user or assistant message with its `toolCalls` and their `card`s ([`HistoryMessage`](crate::session::HistoryMessage)), to rebuild the cards after a reload |
 //! | `GET /runs/{runId}/events` | the run's events from the first, as SSE (`event:` the name, `id:` the position, `data:` the JSON) |
 //! | `POST /runs/{runId}/tools/{toolCallId}/approve` | approves a pending write; `204` |
 //! | `POST /runs/{runId}/tools/{toolCallId}/reject` | rejects it; `204` |
@@ -45,9 +45,9 @@ use serde_json::{Value, json};
 
 pub use auth::{Authenticate, BearerTokens, TokenError, Unauthorized};
 
-use super::mode::Mode;
-use super::owner::AsPrincipal;
-use super::sessions::{SessionError, Sessions};
+use crate::session::mode::Mode;
+use crate::session::owner::AsPrincipal;
+use crate::session::sessions::{SessionError, Sessions};
 use crate::turn::Principal;
 
 /// The router; serve it with `axum::serve`, or nest it in an app. `auth`
@@ -141,7 +141,7 @@ fn missing(key: &str, example: &str) -> Response {
     )
 }
 
-fn started(run: Result<super::Run, SessionError>) -> Response {
+fn started(run: Result<crate::session::Run, SessionError>) -> Response {
     match run {
         Ok(run) => (StatusCode::CREATED, Json(json!({ "runId": run.id() }))).into_response(),
         Err(failure) => session_error(failure),

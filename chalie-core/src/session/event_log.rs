@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::Stream;
 use tokio::sync::watch;
 
-use super::event::Event;
+use crate::session::event::Event;
 
 /// Where a log's events are copied as they are pushed.
 pub(crate) type Mirror = Arc<dyn Fn(&Event) + Send + Sync>;

@@ -1,5 +1,11 @@
 //! The model seam: a streaming chat model that may call tools.
 
+#[cfg(feature = "anthropic")]
+pub(crate) mod anthropic;
+#[cfg(feature = "openai")]
+pub(crate) mod openai;
+pub(crate) mod scripted;
+
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -125,7 +131,7 @@ pub struct Usage {
 #[error("{0}")]
 pub struct ModelError(pub String);
 
-/// A streaming chat model. Implemented by [`ScriptedModel`](super::ScriptedModel)
+/// A streaming chat model. Implemented by [`ScriptedModel`](crate::session::ScriptedModel)
 /// for tests and, with the `openai` feature, by
 /// `OpenAiModel` for any OpenAI-compatible server.
 pub trait Model: Send + Sync {

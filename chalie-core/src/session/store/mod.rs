@@ -1,15 +1,21 @@
 //! What a session keeps, behind a store trait: sessions, runs, messages,
 //! each message's tool calls, pending approvals and plans.
 
+pub(crate) mod memory;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::event::Event;
-use super::mode::Mode;
-use super::model::Message;
+use crate::session::event::Event;
+use crate::session::mode::Mode;
+use crate::session::model::Message;
 use crate::turn::Principal;
 
 /// A session: an id, its mode and the principal it belongs to.
@@ -22,7 +28,7 @@ pub struct SessionRecord {
     /// The principal that opened it, the only one that may act on it.
     /// `None`: a session opened by the host itself, or stored before
     /// sessions had owners; only the host acts on it (see
-    /// [`Sessions::as_principal`](super::Sessions::as_principal)).
+    /// [`Sessions::as_principal`](crate::session::Sessions::as_principal)).
     #[serde(default)]
     pub owner: Option<Principal>,
 }
@@ -32,7 +38,7 @@ pub struct SessionRecord {
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Going, or interrupted (e.g. the process stopped while an approval
-    /// was pending): [`Sessions::resume`](super::Sessions::resume) picks it up.
+    /// was pending): [`Sessions::resume`](crate::session::Sessions::resume) picks it up.
     Running,
     /// The model answered.
     Completed,
@@ -252,7 +258,7 @@ pub struct Decision {
 /// Told of every [`Decision`] taken through any process sharing the store.
 pub type DecisionSink = Arc<dyn Fn(Decision) + Send + Sync>;
 
-/// Where sessions live. [`MemoryStore`](super::MemoryStore) keeps them in
+/// Where sessions live. [`MemoryStore`](crate::session::MemoryStore) keeps them in
 /// memory; with the `sqlite` feature, `SqliteStore`
 /// in an embedded database that survives a restart.
 ///
@@ -359,7 +365,7 @@ pub trait SessionStore: Send + Sync {
 
     /// Extends, to `lease` from now, every lease `replica` holds on a
     /// running run. A replica that stops renewing (it died) loses its runs
-    /// to whichever replica [resumes](super::Sessions::resume) them once
+    /// to whichever replica [resumes](crate::session::Sessions::resume) them once
     /// the leases expire.
     fn renew_leases(&self, replica: &str, lease: Duration) -> Result<(), StoreError> {
         let _ = (replica, lease);

@@ -13,9 +13,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::core::lock;
-use super::event::Event;
-use super::stream::EventLog;
+use crate::session::event::Event;
+use crate::session::event_log::EventLog;
+use crate::session::run::shared::lock;
 
 /// The `tool.started` events of a run's calls not sent yet, by call id.
 /// Cheap to clone; clones share.

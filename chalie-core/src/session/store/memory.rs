@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::model::Message;
-use super::store::{
+use crate::session::model::Message;
+use crate::session::store::{
     ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
     StoreError, StoredMessage, ToolCallRecord,
 };

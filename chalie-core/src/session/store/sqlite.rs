@@ -6,9 +6,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::mode::Mode;
-use super::model::Message;
-use super::store::{
+use crate::session::mode::Mode;
+use crate::session::model::Message;
+use crate::session::store::{
     ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
     StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };

@@ -1,18 +1,18 @@
 //! The Anthropic Messages API as a [`Model`] (feature `anthropic`):
 //! native `tool_use` / `tool_result` blocks, streamed, on the same HTTP
-//! transport as [`OpenAiModel`](super::OpenAiModel).
+//! transport as [`OpenAiModel`](crate::session::OpenAiModel).
 
 use std::collections::BTreeMap;
 
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
 
-use super::model::{
+use crate::descriptor::Provider;
+use crate::session::model::openai::connect::{self, Connector};
+use crate::session::model::openai::{Decoder, stream_events};
+use crate::session::model::{
     Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage,
 };
-use super::openai::connect::{self, Connector};
-use super::openai::{Decoder, stream_events};
-use crate::descriptor::Provider;
 
 /// The API version the requests declare (`anthropic-version`).
 const API_VERSION: &str = "2023-06-01";

@@ -8,13 +8,13 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::core::Core;
-use super::event::Event;
-use super::mode::{Mode, ModeCell};
-use super::start::Starts;
-use super::store::{ApprovalRecord, ApprovalState, PlanStep, ToolCallStatus};
-use super::stream::EventLog;
 use crate::dispatch::{GateHook, HookError};
+use crate::session::event::Event;
+use crate::session::event_log::EventLog;
+use crate::session::mode::{Mode, ModeCell};
+use crate::session::run::shared::Core;
+use crate::session::run::start::Starts;
+use crate::session::store::{ApprovalRecord, ApprovalState, PlanStep, ToolCallStatus};
 use crate::{dispatch::Approval, dispatch::ApprovalRequest};
 
 /// The session's side of the gate, carried by the run's turn.

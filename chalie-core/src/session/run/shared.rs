@@ -1,4 +1,4 @@
-//! What every run of a [`Sessions`](super::Sessions) shares.
+//! What every run of a [`Sessions`](crate::session::Sessions) shares.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -8,11 +8,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::mode::ModeCell;
-use super::model::Model;
-use super::narration::Narration;
-use super::store::SessionStore;
-use super::stream::EventLog;
+use crate::session::event_log::EventLog;
+use crate::session::mode::ModeCell;
+use crate::session::model::Model;
+use crate::session::run::narration::Narration;
+use crate::session::store::SessionStore;
 use crate::{Channel, Dispatcher};
 
 /// How runs behave.

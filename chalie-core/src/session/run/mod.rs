@@ -1,25 +1,32 @@
 //! The run loop: ask the model with the turn's active tools, dispatch its
 //! calls, feed the envelopes back, until it answers or the cap is hit.
 
+pub(crate) mod call;
+pub(crate) mod follow;
+pub(crate) mod gate_hook;
+pub(crate) mod narration;
+pub(crate) mod planner;
+pub(crate) mod shared;
+pub(crate) mod start;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
-use super::call::{deliver_background, report_interrupted_write, run_call};
-use super::core::Core;
-use super::event::{Event, Phase};
-use super::mode::{Mode, ModeCell};
-use super::model::{Message, ModelChunk, ModelRequest, ModelToolCall, Role};
-use super::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
-use super::planner;
-use super::seam::SessionGate;
-use super::sessions::SessionError;
-use super::start::Starts;
-use super::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
-use super::stream::EventLog;
 use crate::dispatch::TurnGate;
+use crate::session::event::{Event, Phase};
+use crate::session::event_log::EventLog;
+use crate::session::mode::{Mode, ModeCell};
+use crate::session::model::{Message, ModelChunk, ModelRequest, ModelToolCall, Role};
+use crate::session::run::call::{deliver_background, report_interrupted_write, run_call};
+use crate::session::run::gate_hook::SessionGate;
+use crate::session::run::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
+use crate::session::run::shared::Core;
+use crate::session::run::start::Starts;
+use crate::session::sessions::SessionError;
+use crate::session::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
 use crate::{Turn, descriptor::ToolDescriptor, turn::Progress};
 
 /// What a run does.

@@ -11,8 +11,8 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
 
-use super::model::{Message, Model, ModelChunk, ModelError, ModelRequest, Role};
 use crate::descriptor::Provider;
+use crate::session::model::{Message, Model, ModelChunk, ModelError, ModelRequest, Role};
 use connect::Connector;
 use sse::{Assembler, SseParser};
 

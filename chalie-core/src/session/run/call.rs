@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::core::Core;
-use super::event::{Activity, Event, EventError};
-use super::model::{Message, ModelToolCall};
-use super::seam::millis;
-use super::start::Starts;
-use super::store::{StoreError, ToolCallRecord, ToolCallStatus};
-use super::stream::EventLog;
+use crate::session::event::{Activity, Event, EventError};
+use crate::session::event_log::EventLog;
+use crate::session::model::{Message, ModelToolCall};
+use crate::session::run::gate_hook::millis;
+use crate::session::run::shared::Core;
+use crate::session::run::start::Starts;
+use crate::session::store::{StoreError, ToolCallRecord, ToolCallStatus};
 use crate::{ToolCall, Turn, descriptor::ACT_SUMMARY_FIELD, dispatch::Refusal, turn::CallStatus};
 
 /// What the run learns from one call.
@@ -186,7 +186,8 @@ const BACKGROUND_NOTICE: &str = "The background call ";
 /// the user never wrote it, and a client's history leaves it out (the
 /// call's card stands for it).
 pub(crate) fn is_background_notice(message: &Message) -> bool {
-    message.role == super::model::Role::User && message.content.starts_with(BACKGROUND_NOTICE)
+    message.role == crate::session::model::Role::User
+        && message.content.starts_with(BACKGROUND_NOTICE)
 }
 
 /// Delivers the session's background calls that finished since the last

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::store::{RunStatus, SessionStore};
-use super::stream::{EventLog, Mirror};
+use crate::session::event_log::{EventLog, Mirror};
+use crate::session::store::{RunStatus, SessionStore};
 
 /// How often a follower reads the events kept since it last looked.
 const POLL: Duration = Duration::from_millis(50);

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
-use super::model::{Model, ModelChunk, ModelError, ModelRequest, ModelToolCall};
+use crate::session::model::{Model, ModelChunk, ModelError, ModelRequest, ModelToolCall};
 
 /// One scripted reply: text pieces and tool calls, or a failure.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! The PostgreSQL store (feature `postgres`): one database shared by many
 //! replicas of a program.
 //!
-//! [`SessionStore`](super::SessionStore) is synchronous (an embedded store
+//! [`SessionStore`](crate::session::SessionStore) is synchronous (an embedded store
 //! answers in microseconds and the run calls it inline), and the client is
 //! async. Rather than make every caller of the seam async, the store owns a
 //! small tokio runtime on threads of its own: each method hands its query to
@@ -22,13 +22,13 @@ use std::sync::{Arc, Mutex};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
-use super::store::{DecisionSink, StoreError};
+use crate::session::store::{DecisionSink, StoreError};
 use bridge::Bridge;
 
 /// The most connections one store opens.
 const POOL_SIZE: usize = 16;
 
-/// A [`SessionStore`](super::SessionStore) in PostgreSQL, for many replicas
+/// A [`SessionStore`](crate::session::SessionStore) in PostgreSQL, for many replicas
 /// of one program behind a load balancer: sessions, runs, messages, tool
 /// calls, approvals, plans, the leases that say which replica drives a run
 /// and the per-session rate-limit window all live in the database.
@@ -36,7 +36,7 @@ const POOL_SIZE: usize = 16;
 /// - An approval decided through one replica wakes the run waiting on it in
 ///   another at once (`LISTEN`/`NOTIFY`).
 /// - A run belongs to the replica holding its lease; a replica that dies
-///   stops renewing, and [`Sessions::resume`](super::Sessions::resume) on
+///   stops renewing, and [`Sessions::resume`](crate::session::Sessions::resume) on
 ///   another takes the run over once the lease expires, exactly once.
 /// - Give the same store to the dispatcher
 ///   ([`DispatcherBuilder::rate_counter`](crate::dispatch::DispatcherBuilder::rate_counter))
