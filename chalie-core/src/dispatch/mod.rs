@@ -23,6 +23,7 @@ mod limits;
 pub(crate) mod mode;
 mod policy;
 mod reach;
+pub(crate) mod remote;
 pub(crate) mod resolve;
 mod reuse;
 mod session;

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod abilities;
+mod ask;
 mod consume;
 mod interop;
 mod python;

@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 use super::McpServer;
 use super::catalog::CALL_PROXY;
 use crate::{
-    Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, envelope::render_envelope,
-    result::Body, turn::ProgressSink,
+    Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, dispatch::remote::RemoteApproval,
+    envelope::render_envelope, result::Body, turn::ProgressSink,
 };
 
 impl ServerHandler for McpServer {
@@ -57,8 +57,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = self.call(request, context).await?;
-        Ok(CallToolResponse::Complete(result))
+        self.call(request, context).await
     }
 }
 
@@ -67,7 +66,7 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         // Calling a tool that is not listed is protocol misuse, not
         // something the model can fix by rephrasing.
         let Some(&index) = self.shared.by_name.get(request.name.as_ref()) else {
@@ -83,12 +82,16 @@ impl McpServer {
             ));
         };
         let structured = self.shared.listed[index].structured;
+        let remote = self.shared.approvals.for_request(&request, &context)?;
+        // Kept only while the user may still be asked about this call.
+        let asked_about =
+            matches!(remote, Some(RemoteApproval::Deferred(_))).then(|| request.clone());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let proxied = request.name == CALL_PROXY;
         let (name, arguments) = if proxied {
             match self.unwrap_proxy(arguments) {
                 Ok(call) => call,
-                Err(result) => return Ok(envelope_result(CALL_PROXY, &result)),
+                Err(result) => return Ok(envelope_result(CALL_PROXY, &result).into()),
             }
         } else {
             (request.name.to_string(), arguments)
@@ -106,15 +109,27 @@ impl McpServer {
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
+        if let Some(remote) = remote {
+            turn = turn.extension(remote);
+        }
         let turn = turn.build();
         if proxied {
             turn.activate_tools([name.as_str()]);
         }
         let call = ToolCall::new(name, arguments).with_id(context.id.to_string());
         let dispatched = self.shared.dispatcher.dispatch(&turn, call).await;
+        let question = turn
+            .extension::<RemoteApproval>()
+            .and_then(RemoteApproval::question);
         drop(turn);
         progress.finish().await;
-        Ok(dispatched_result(&dispatched, structured))
+        if let (Some(question), Some(request)) = (question, asked_about) {
+            return Ok(self.shared.approvals.ask(&request, &question).into());
+        }
+        if let Some(trail) = &self.shared.trail {
+            trail.record(dispatched.record());
+        }
+        Ok(dispatched_result(&dispatched, structured).into())
     }
 
     /// The proxied name and arguments, or the error the model can fix.

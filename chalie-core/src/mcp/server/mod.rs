@@ -1,5 +1,6 @@
 //! A chalie [`Dispatcher`] served as an MCP server.
 
+mod approval;
 mod call;
 mod catalog;
 mod transport;
@@ -10,9 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::Tool;
 
-use crate::{Dispatcher, contracts::OutputSchemas, dispatch::ExternalTools};
+use crate::{Dispatcher, contracts::OutputSchemas, dispatch::ExternalTools, turn::ActionTrail};
 use catalog::Listed;
 
+pub use approval::APPROVAL_INPUT;
 pub use catalog::CALL_PROXY;
 pub use transport::{HTTP_PATH, HttpServer, McpServeError};
 
@@ -71,7 +73,11 @@ pub enum McpServerError {
 
 /// Serves a [`Dispatcher`] over MCP. Every call runs through the
 /// dispatcher on [`Channel::External`](crate::Channel::External), so a
-/// permission set to `ask` is `deny` unless the policy allows it there.
+/// permission set to `ask` is `deny` there, except for a client on protocol
+/// 2026-07-28 or newer that declares form elicitation: its user is asked
+/// through an input-required result (question [`APPROVAL_INPUT`], a form
+/// with a boolean `approve`), and the call runs once if the user approved
+/// when the client retries with the answer.
 ///
 /// Cheap to clone; clones share the dispatcher and the listing. Each
 /// connection gets its own chalie session (rate window, reuse cache).
@@ -91,6 +97,10 @@ struct Shared {
     next_session: AtomicU64,
     name: String,
     version: String,
+    /// The approval questions sent to clients and not yet answered.
+    approvals: approval::Approvals,
+    /// Where every call's record is kept, when the host asked for it.
+    trail: Option<ActionTrail>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -111,6 +121,7 @@ pub struct McpServerBuilder {
     external: Vec<Arc<dyn ExternalTools>>,
     name: String,
     version: String,
+    trail: Option<ActionTrail>,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -148,6 +159,15 @@ impl McpServerBuilder {
     pub fn implementation(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.name = name.into();
         self.version = version.into();
+        self
+    }
+
+    /// Records every call served, on every connection, on `trail` (what
+    /// the gate decided, how it ended), in the order they finish. A call
+    /// that stopped to ask the client's user is recorded once, when the
+    /// answer came back and the call ran or was refused.
+    pub fn trail(mut self, trail: ActionTrail) -> Self {
+        self.trail = Some(trail);
         self
     }
 
@@ -208,6 +228,8 @@ impl McpServerBuilder {
                 next_session: AtomicU64::new(1),
                 name: self.name,
                 version: self.version,
+                approvals: approval::Approvals::default(),
+                trail: self.trail,
             }),
             session_id: "mcp-0".to_owned(),
         })
@@ -224,6 +246,7 @@ impl McpServer {
             external: Vec::new(),
             name: "chalie".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            trail: None,
         }
     }
 
