@@ -29,7 +29,7 @@ mod reuse;
 mod session;
 mod store;
 mod surface;
-mod trace;
+pub(crate) mod trace;
 mod validate;
 
 use std::collections::{HashMap, HashSet};

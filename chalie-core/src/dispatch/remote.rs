@@ -16,6 +16,7 @@ pub(crate) enum RemoteApproval {
     Deferred(Mutex<Option<Box<ApprovalRequest>>>),
     /// The user's answer, which the caller made sure is about this very
     /// call (same tool, same arguments).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only MCP answers so
     Answered(Approval),
 }
 

@@ -16,6 +16,7 @@
 mod client;
 mod names;
 mod server;
+mod trace_context;
 
 pub use client::{
     DEFAULT_TIMEOUT, EventSink, McpConfig, McpConfigError, McpSource, McpSourceError, ServerSpec,

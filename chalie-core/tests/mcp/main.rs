@@ -13,6 +13,7 @@ mod interop;
 mod python;
 mod serve;
 mod sessions;
+mod traces;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -9,7 +9,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::{CallToolRequestParams, JsonObject, RequestParamsMeta};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
@@ -331,7 +331,11 @@ impl Inner {
             Value::Object(object) => object,
             _ => JsonObject::new(),
         };
-        let request = CallToolRequestParams::new(original).with_arguments(arguments);
+        let mut request = CallToolRequestParams::new(original).with_arguments(arguments);
+        // The server's spans join the trace of the call that reached it.
+        if let Some(traceparent) = super::trace_context::current() {
+            request.set_traceparent(&traceparent);
+        }
         match tokio::time::timeout(self.spec.timeout, peer.call_tool(request)).await {
             Ok(Ok(result)) => convert::from_mcp(&qualified, result),
             Ok(Err(ServiceError::McpError(error))) => {

@@ -18,7 +18,7 @@ use super::McpServer;
 use super::catalog::CALL_PROXY;
 use crate::{
     Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, dispatch::remote::RemoteApproval,
-    envelope::render_envelope, result::Body, turn::ProgressSink,
+    dispatch::trace::RemoteParent, envelope::render_envelope, result::Body, turn::ProgressSink,
 };
 
 impl ServerHandler for McpServer {
@@ -112,6 +112,9 @@ impl McpServer {
         if let Some(remote) = remote {
             turn = turn.extension(remote);
         }
+        if let Some(parent) = request_parent(&context) {
+            turn = turn.extension(parent);
+        }
         let turn = turn.build();
         if proxied {
             turn.activate_tools([name.as_str()]);
@@ -174,6 +177,12 @@ impl McpServer {
         }
         Ok((name, arguments))
     }
+}
+
+/// The caller's span the call joins, from the request's `traceparent`.
+fn request_parent(context: &RequestContext<RoleServer>) -> Option<RemoteParent> {
+    let traceparent = context.meta.get_traceparent()?;
+    crate::mcp::trace_context::parent(traceparent).map(RemoteParent)
 }
 
 fn invalid(message: &str) -> ToolResult {
