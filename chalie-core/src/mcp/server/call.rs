@@ -42,9 +42,14 @@ impl ServerHandler for McpServer {
     fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + Send + '_ {
-        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+        let listed = ListToolsResult::with_all_items(self.tools());
+        let listed = match self.cache_hints(&context) {
+            Some((ttl, scope)) => listed.with_ttl_ms(ttl).with_cache_scope(scope),
+            None => listed,
+        };
+        std::future::ready(Ok(listed))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -8,8 +8,10 @@ mod transport;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use rmcp::model::Tool;
+use rmcp::model::{CacheScope, ProtocolVersion, Tool};
+use rmcp::service::{RequestContext, RoleServer};
 
 use crate::{Dispatcher, contracts::OutputSchemas, dispatch::ExternalTools, turn::ActionTrail};
 use catalog::Listed;
@@ -17,6 +19,9 @@ use catalog::Listed;
 pub use approval::APPROVAL_INPUT;
 pub use catalog::CALL_PROXY;
 pub use transport::{HTTP_PATH, HttpServer, McpServeError};
+
+/// How long a client may keep a listing by default: an hour.
+pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(3600);
 
 /// The abilities `on_demand` keeps listed when the registry has them.
 pub const DEFAULT_PINNED: [&str; 3] = ["find_tools", "find_skills", "memory"];
@@ -101,6 +106,8 @@ struct Shared {
     approvals: approval::Approvals,
     /// Where every call's record is kept, when the host asked for it.
     trail: Option<ActionTrail>,
+    /// How long a client may keep a listing before asking again.
+    list_ttl: Duration,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -122,6 +129,7 @@ pub struct McpServerBuilder {
     name: String,
     version: String,
     trail: Option<ActionTrail>,
+    list_ttl: Duration,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -168,6 +176,15 @@ impl McpServerBuilder {
     /// answer came back and the call ran or was refused.
     pub fn trail(mut self, trail: ActionTrail) -> Self {
         self.trail = Some(trail);
+        self
+    }
+
+    /// How long a client may treat a listing as fresh (`ttlMs` on
+    /// protocol 2026-07-28, SEP-2549; default [`DEFAULT_LIST_TTL`]). The
+    /// listing is fixed when the server is built, so this only bounds how
+    /// long a client keeps one across a restart with another configuration.
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
         self
     }
 
@@ -230,6 +247,7 @@ impl McpServerBuilder {
                 version: self.version,
                 approvals: approval::Approvals::default(),
                 trail: self.trail,
+                list_ttl: self.list_ttl,
             }),
             session_id: "mcp-0".to_owned(),
         })
@@ -247,6 +265,7 @@ impl McpServer {
             name: "chalie".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             trail: None,
+            list_ttl: DEFAULT_LIST_TTL,
         }
     }
 
@@ -273,6 +292,20 @@ impl McpServer {
     /// The chalie session this connection's calls belong to.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The cache hints a listing carries on protocol 2026-07-28 or newer
+    /// (SEP-2549): the configured freshness, and `public`, since every
+    /// client is listed the same bytes. Older protocols have no such fields.
+    pub(crate) fn cache_hints(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<(u64, CacheScope)> {
+        let version = context.protocol_version()?;
+        (version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()).then(|| {
+            let ttl = u64::try_from(self.shared.list_ttl.as_millis()).unwrap_or(u64::MAX);
+            (ttl, CacheScope::Public)
+        })
     }
 
     /// The same server for a new connection: shared listing, its own
