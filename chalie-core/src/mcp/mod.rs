@@ -27,5 +27,5 @@ pub use names::{
 };
 pub use server::{
     APPROVAL_INPUT, CALL_PROXY, DEFAULT_LIST_TTL, DEFAULT_PINNED, Exposure, HTTP_PATH, HttpServer,
-    McpServeError, McpServer, McpServerBuilder, McpServerError,
+    McpServeError, McpServer, McpServerBuilder, McpServerError, ServedSkill,
 };

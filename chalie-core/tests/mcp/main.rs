@@ -14,6 +14,7 @@ mod lists;
 mod python;
 mod serve;
 mod sessions;
+mod skills;
 mod traces;
 
 use std::future::Future;

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    GetSkillRequestParams, GetSkillResult, Implementation, JsonObject, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
@@ -31,7 +32,15 @@ impl ServerHandler for McpServer {
                 "Find tools with `find_tools`, then call one through `call_tool` with its exact name and arguments matching the input schema `find_tools` returned. Results are chalie envelopes; an error carries a code and a hint to act on."
             }
         };
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = match self.shared.skills.is_empty() {
+            true => ServerCapabilities::builder().enable_tools().build(),
+            false => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_skills()
+                .build(),
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 self.shared.name.clone(),
                 self.shared.version.clone(),
@@ -50,6 +59,34 @@ impl ServerHandler for McpServer {
             None => listed,
         };
         std::future::ready(Ok(listed))
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let listed = self.shared.skills.list();
+        Ok(match self.cache_hints(&context) {
+            Some((ttl, scope)) => listed.with_ttl_ms(ttl).with_cache_scope(scope),
+            None => listed,
+        })
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.shared.skills.get(&request.uri)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.shared.skills.read(&request.uri).map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -3,6 +3,7 @@
 mod approval;
 mod call;
 mod catalog;
+mod skills;
 mod transport;
 
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ use catalog::Listed;
 
 pub use approval::APPROVAL_INPUT;
 pub use catalog::CALL_PROXY;
+pub use skills::ServedSkill;
 pub use transport::{HTTP_PATH, HttpServer, McpServeError};
 
 /// How long a client may keep a listing by default: an hour.
@@ -108,6 +110,8 @@ struct Shared {
     trail: Option<ActionTrail>,
     /// How long a client may keep a listing before asking again.
     list_ttl: Duration,
+    /// The skills served (SEP-2640); none unless the host gave some.
+    skills: skills::Skills,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -130,6 +134,7 @@ pub struct McpServerBuilder {
     version: String,
     trail: Option<ActionTrail>,
     list_ttl: Duration,
+    skills: Vec<ServedSkill>,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -185,6 +190,15 @@ impl McpServerBuilder {
     /// long a client keeps one across a restart with another configuration.
     pub fn list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
+        self
+    }
+
+    /// Serves `skills` per the MCP skills extension (SEP-2640): listed by
+    /// name with `skills/list`, each a `skill://<name>/SKILL.md` file read
+    /// with `resources/read`. A name is served in the extension's form
+    /// (`plan_trip` as `plan-trip`); of two that map to one, the first is kept.
+    pub fn skills(mut self, skills: impl IntoIterator<Item = ServedSkill>) -> Self {
+        self.skills.extend(skills);
         self
     }
 
@@ -248,6 +262,7 @@ impl McpServerBuilder {
                 approvals: approval::Approvals::default(),
                 trail: self.trail,
                 list_ttl: self.list_ttl,
+                skills: skills::Skills::new(self.skills),
             }),
             session_id: "mcp-0".to_owned(),
         })
@@ -266,6 +281,7 @@ impl McpServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             trail: None,
             list_ttl: DEFAULT_LIST_TTL,
+            skills: Vec::new(),
         }
     }
 
