@@ -74,17 +74,13 @@
 //!   tools, typed events, approval / auto / plan modes, a persistent store.
 
 mod ability;
-mod clock;
 pub mod contracts;
 pub mod descriptor;
 pub mod dispatch;
 pub mod envelope;
-mod extensions;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod params;
-mod principal;
-mod providers;
 mod registry;
 pub mod result;
 pub mod session;

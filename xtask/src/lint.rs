@@ -2,7 +2,7 @@
 //! command is chalie-core's [`lint_command`], the same a user's `Xtask`
 //! runs.
 
-use chalie_core::contracts::lint_command;
+use chalie_core::contracts::build::lint_command;
 
 use crate::Outcome;
 

@@ -123,6 +123,7 @@
 //! nothing: reopened, [`Sessions::approve`] still applies, and
 //! [`Sessions::resume`] completes the run.
 
+pub(crate) mod error;
 pub(crate) mod event;
 pub(crate) mod event_log;
 pub(crate) mod history;
@@ -142,6 +143,7 @@ pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use store::memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.
 pub(crate) use crate::dispatch::mode;
+pub use error::SessionError;
 pub use event_log::{EventLog, EventStream};
 #[cfg(feature = "anthropic")]
 pub use model::anthropic::AnthropicModel;
@@ -150,7 +152,7 @@ pub use model::openai::OpenAiModel;
 pub use model::scripted::{Reply, ScriptedModel};
 pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage};
 pub use owner::AsPrincipal;
-pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
+pub use sessions::{Run, Sessions, SessionsBuilder};
 #[cfg(feature = "postgres")]
 pub use store::postgres::PgStore;
 #[cfg(feature = "sqlite")]

@@ -16,6 +16,7 @@ use futures::StreamExt;
 use tokio::task::JoinHandle;
 
 use crate::dispatch::TurnGate;
+use crate::session::error::SessionError;
 use crate::session::event::{Event, Phase};
 use crate::session::event_log::EventLog;
 use crate::session::mode::{Mode, ModeCell};
@@ -25,7 +26,6 @@ use crate::session::run::gate_hook::SessionGate;
 use crate::session::run::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
 use crate::session::run::shared::Core;
 use crate::session::run::start::Starts;
-use crate::session::sessions::SessionError;
 use crate::session::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
 use crate::{Turn, descriptor::ToolDescriptor, turn::Progress};
 
