@@ -83,6 +83,7 @@ pub mod mcp;
 pub mod params;
 mod registry;
 pub mod result;
+mod sealed;
 pub mod session;
 pub mod turn;
 
@@ -176,8 +177,9 @@ pub mod __private {
     pub use serde_json::Value;
 
     pub use crate::ability::{
-        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MACRO_ONLY,
-        MacroOnly, TurnBinding, derive_permission, fallback_result, pin_future,
+        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, TurnBinding,
+        derive_permission, example_key_problem, example_missing_problem, example_value_problem,
+        fallback_result, pin_future,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::dispatch::RateLimit;
@@ -185,11 +187,11 @@ pub mod __private {
         Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
         ExampleValue, FieldKind, FieldSpec, InputExample, NoParams, ObjectReader, ObjectSchema,
         ParamErrors, ParamType, Params, ability_fields, clamp_problem, default_problem,
-        enum_schema, example_key_problem, example_missing_problem, example_value_problem, fail_on,
-        fallback_schema, field_actions_problem, has_field, params_schema, parse_enum_value,
-        parse_object, required_field_problem,
+        enum_schema, fail_on, fallback_schema, field_actions_problem, has_field, params_schema,
+        parse_enum_value, parse_object, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
+    pub use crate::sealed::{MACRO_ONLY, MacroOnly};
 }
 
 #[doc = include_str!("../README.md")]

@@ -50,7 +50,6 @@ pub mod build;
 pub use canonical::{canonical_json, schema_hash};
 pub use cap::{
     Capped, SCRATCHPAD_ABILITY, cap_result, cap_text, read_more, read_slice, slice_result,
-    slice_text,
 };
 pub use cursor::{Cursor, CursorError, CursorKey, Position, query_fingerprint};
 pub use fragments::{Fields, Format, ItemShape, MaxChars, MaxItems, STANDARD_PARAMS, TopK};
@@ -58,7 +57,7 @@ pub use output::{DuplicateOutput, OutputSchemas, output_schema_of};
 pub use page::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, PageRequest, keys, list_body};
 pub use profile::{CORE_ABILITIES, ChalieConfig, ConfigError, Profile, Selector, Unresolved};
 pub use scratchpad::{
-    Scratchpad, ScratchpadError, ScratchpadLimits, ScratchpadSlice, ScratchpadStub,
+    Scratchpad, ScratchpadError, ScratchpadLimits, ScratchpadSlice, ScratchpadStub, slice_text,
 };
 
 #[doc(hidden)]

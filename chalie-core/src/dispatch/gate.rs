@@ -28,8 +28,8 @@ use serde_json::{Value, json};
 
 use super::approver::{Approval, ApprovalRequest};
 use super::call::Refusal;
+use super::call_state::CallState;
 use super::errors;
-use super::flow::CallState;
 use super::hook::{ApproverGate, GateHook, HookError, TurnGate};
 use super::mode::Mode;
 use super::{Dispatcher, Setting};

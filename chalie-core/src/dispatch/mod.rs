@@ -10,9 +10,11 @@
 //! trail. Nothing a call does can crash the turn: panics and non-canonical
 //! results become error envelopes.
 
+mod admit;
 mod approver;
 mod background;
 mod call;
+mod call_state;
 mod errors;
 mod execute;
 mod external;
@@ -25,7 +27,7 @@ mod policy;
 mod reach;
 pub(crate) mod resolve;
 mod reuse;
-mod session;
+mod session_state;
 mod store;
 mod surface;
 mod trace;
@@ -51,7 +53,7 @@ pub use surface::SurfaceEntry;
 
 use crate::{Channel, Registry, Turn, turn::Extensions};
 use reach::Channels;
-use session::Session;
+use session_state::SessionState;
 
 /// How long a call waits for a human's answer before it is rejected,
 /// unless configured otherwise (the dispatcher's and the sessions' alike).
@@ -140,7 +142,7 @@ pub struct Dispatcher {
     extensions: Arc<Extensions>,
     // Looked up only by what needs a session's state; the hasher is fast
     // and seeded per process.
-    sessions: DashMap<String, Arc<Session>, foldhash::fast::RandomState>,
+    sessions: DashMap<String, Arc<SessionState>, foldhash::fast::RandomState>,
     /// Whether any session's state was ever created: until then a write
     /// has no observations to forget and skips the lookup.
     any_session: AtomicBool,
@@ -484,7 +486,7 @@ impl Dispatcher {
         self.sessions.remove(session_id);
     }
 
-    fn session(&self, session_id: &str) -> Arc<Session> {
+    fn session(&self, session_id: &str) -> Arc<SessionState> {
         if let Some(session) = self.sessions.get(session_id) {
             return Arc::clone(&session);
         }
@@ -496,7 +498,7 @@ impl Dispatcher {
 
     /// Runs `use_state` on the session's state if anything created it,
     /// without creating it or holding on to it.
-    fn with_existing_session(&self, session_id: &str, use_state: impl FnOnce(&Session)) {
+    fn with_existing_session(&self, session_id: &str, use_state: impl FnOnce(&SessionState)) {
         if !self.any_session.load(Ordering::SeqCst) {
             return;
         }

@@ -1,0 +1,49 @@
+//! Step 4 of a call (see [the steps](super::Dispatcher#the-steps-of-a-call)):
+//! the tags the tool requires, then its rate limits.
+
+use tokio::time::Instant;
+
+use super::limits::{Admission, RateLimit, RateScope};
+use super::session_state::lock;
+use super::{Dispatcher, errors};
+use crate::{ToolResult, Turn};
+
+impl Dispatcher {
+    /// Counts a call of the turn's session against `limit` in `scope`, in
+    /// the shared counter if there is one, else in this dispatcher's
+    /// memory: the one path of every rate limit. The error is the result
+    /// the model reads (when to retry, or that the limit could not be
+    /// checked).
+    pub(crate) fn admit_call(
+        &self,
+        turn: &Turn,
+        scope: RateScope<'static>,
+        limit: RateLimit,
+    ) -> Result<(), ToolResult> {
+        let admitted = match &self.rate_counter {
+            None => {
+                let session = self.session(turn.session_id());
+                let now = Instant::now();
+                match scope {
+                    RateScope::Session => lock(&session.window).admit(limit, now),
+                    RateScope::Ability(name) => lock(&session.ability_windows)
+                        .entry(name)
+                        .or_default()
+                        .admit(limit, now),
+                }
+            }
+            Some(counter) => match counter.admit(turn.session_id(), scope, limit) {
+                Ok(Admission::Admitted) => Ok(()),
+                Ok(Admission::Wait(wait)) => Err(wait),
+                Err(error) => return Err(errors::rate_unchecked(&error)),
+            },
+        };
+        admitted.map_err(|wait| {
+            let (calls, per, wait) = (limit.calls(), limit.per().as_secs_f64(), wait.as_secs_f64());
+            match scope {
+                RateScope::Session => errors::rate_limited(calls, per, wait),
+                RateScope::Ability(name) => errors::ability_rate_limited(name, calls, per, wait),
+            }
+        })
+    }
+}
