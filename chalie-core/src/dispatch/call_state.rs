@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::call::{Dispatched, Recorded, Refusal};
-use crate::turn::{Name, Timing, TrailEntry};
+use crate::turn::{Name, Timing, TrailEntry, permission};
 use crate::{ToolResult, Turn, envelope::render_envelope, turn::CallStatus, turn::GateDecision};
 
 /// What is known about a call so far, for its record.
@@ -45,10 +45,7 @@ impl CallState<'_> {
     /// The permission the call is gated on: `tool`, `tool.action` or
     /// `tool.derived`.
     pub(crate) fn permission(&self) -> String {
-        match self.qualifier() {
-            Some(qualifier) => format!("{}.{qualifier}", self.tool),
-            None => self.tool.to_string(),
-        }
+        permission(&self.tool, self.qualifier())
     }
 
     /// The turn the ability runs with, bound to this call.

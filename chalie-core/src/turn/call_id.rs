@@ -27,8 +27,9 @@ impl std::ops::Deref for Name {
 }
 
 /// `call-` and a number, the id of a call that came without a provider's:
-/// written inline, since it is made on every such call and copied to its
-/// bound turn and its trail entry.
+/// kept inline rather than in a `String`, since it is made on every such
+/// call and copied to its bound turn and its trail entry; `itoa` writes the
+/// digits.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NumberedId {
     /// `call-` and at most 20 digits, right-aligned.
@@ -38,32 +39,13 @@ pub(crate) struct NumberedId {
 
 impl NumberedId {
     pub(crate) fn new(number: u64) -> Self {
-        // Written back to front, two digits a step, without the formatting
-        // machinery.
-        const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-            2021222324252627282930313233343536373839\
-            4041424344454647484950515253545556575859\
-            6061626364656667686970717273747576777879\
-            8081828384858687888990919293949596979899";
+        const PREFIX: &[u8] = b"call-";
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(number).as_bytes();
         let mut text = [0u8; 25];
-        let mut start = text.len();
-        let mut rest = number;
-        while rest >= 100 {
-            let pair = (rest % 100) as usize * 2;
-            rest /= 100;
-            start -= 2;
-            text[start..start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-        }
-        if rest >= 10 {
-            let pair = rest as usize * 2;
-            start -= 2;
-            text[start..start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-        } else {
-            start -= 1;
-            text[start] = b'0' + rest as u8;
-        }
-        start -= 5;
-        text[start..start + 5].copy_from_slice(b"call-");
+        let start = text.len() - digits.len() - PREFIX.len();
+        text[start..start + PREFIX.len()].copy_from_slice(PREFIX);
+        text[start + PREFIX.len()..].copy_from_slice(digits);
         Self {
             text,
             start: start as u8,

@@ -22,7 +22,7 @@ pub use principal::Principal;
 pub use trail::{ActionRecord, ActionTrail, CallStatus, GateDecision};
 
 pub(crate) use call_id::{Name, NumberedId};
-pub(crate) use trail::{Timing, TrailEntry};
+pub(crate) use trail::{Timing, TrailEntry, permission};
 
 /// Who is on the other end of a call, which decides what the gate allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -67,6 +67,23 @@ impl CallStatus {
     }
 }
 
+/// The permission a call is gated on and recorded under: `tool`, or
+/// `tool.qualifier` for a call with an action or a qualifier the ability
+/// derived. The one place the string is built: the gate looks it up, the
+/// trail records it and the policy's listing names it this way.
+pub(crate) fn permission(tool: &str, qualifier: Option<&str>) -> String {
+    match qualifier {
+        Some(qualifier) => {
+            let mut permission = String::with_capacity(tool.len() + 1 + qualifier.len());
+            permission.push_str(tool);
+            permission.push('.');
+            permission.push_str(qualifier);
+            permission
+        }
+        None => tool.to_owned(),
+    }
+}
+
 /// One call on the turn's action trail.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ActionRecord {
@@ -135,10 +152,9 @@ impl Timing {
 
 impl TrailEntry {
     pub(crate) fn to_record(&self) -> ActionRecord {
-        let permission = match (&self.permission, &self.action) {
-            (Some(permission), _) => permission.clone(),
-            (None, Some(action)) => format!("{}.{}", &*self.tool, &**action),
-            (None, None) => self.tool.to_string(),
+        let permission = match &self.permission {
+            Some(permission) => permission.clone(),
+            None => permission(&self.tool, self.action.as_deref()),
         };
         ActionRecord {
             call_id: self.call_id.to_string(),
