@@ -3,12 +3,54 @@
 
 use tokio::time::Instant;
 
+use super::call::Refusal;
 use super::limits::{Admission, RateLimit, RateScope};
 use super::session_state::lock;
 use super::{Dispatcher, errors};
 use crate::{ToolResult, Turn};
 
 impl Dispatcher {
+    /// Admits a call of `tool`, or says why not: the tags the tool requires
+    /// (declared on the ability or configured: the builder joined both),
+    /// then the session's rate limit, then the ability's own
+    /// (`declared_limit`). The session's comes first so a call it refuses
+    /// spends nothing of the ability's smaller allowance.
+    #[inline]
+    pub(crate) fn admit(
+        &self,
+        turn: &Turn,
+        tool: &str,
+        declared_limit: Option<(&'static str, RateLimit)>,
+    ) -> Result<(), (Refusal, ToolResult)> {
+        let required = match self.required_tags.is_empty() {
+            true => None,
+            false => self.required_tags.get(tool),
+        };
+        if let Some(required) = required {
+            let missing: Vec<&str> = required
+                .iter()
+                .filter(|tag| !self.granted_tags.contains(*tag))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                return Err((Refusal::MissingTags, errors::missing_tags(tool, &missing)));
+            }
+        }
+        // The session's state is created only by what keeps something in
+        // it (a local rate window, a read's observation, a background
+        // call); a write only clears what exists, and looks for nothing
+        // while no session has any state.
+        if let Some(limit) = self.rate_limit {
+            self.admit_call(turn, RateScope::Session, limit)
+                .map_err(|result| (Refusal::RateLimited, result))?;
+        }
+        if let Some((name, limit)) = declared_limit {
+            self.admit_call(turn, RateScope::Ability(name), limit)
+                .map_err(|result| (Refusal::RateLimited, result))?;
+        }
+        Ok(())
+    }
+
     /// Counts a call of the turn's session against `limit` in `scope`, in
     /// the shared counter if there is one, else in this dispatcher's
     /// memory: the one path of every rate limit. The error is the result

@@ -8,12 +8,11 @@ use super::call::{Dispatched, Recorded, Refusal, ToolCall};
 use super::call_state::CallState;
 use super::execute::Prepared;
 use super::gate::Gate;
-use super::limits::RateScope;
 use super::resolve::{Target, resolve};
 use super::reuse::reuse_key;
 use super::session_state::{SessionState, lock};
 use super::validate::{check_action, strip_framework_fields};
-use super::{Dispatcher, errors};
+use super::{Dispatcher, GateHook, errors};
 use crate::ability::TurnBinding;
 use crate::turn::{Name, NumberedId};
 use serde_json::Value;
@@ -40,7 +39,19 @@ impl Dispatcher {
     ) -> impl Future<Output = Dispatched> + Send {
         // The span's future itself, not one more layer around it that
         // would move it once more on every call.
-        super::trace::traced(self, turn, call)
+        super::trace::traced(self, turn, call, None)
+    }
+
+    /// [`dispatch`](Self::dispatch) for a host that drives the turn (a
+    /// session): `hook` lends the gate the host's mode, its approvals and
+    /// its plan, for this call only.
+    pub(crate) fn dispatch_with_hook<'a>(
+        &'a self,
+        turn: &'a Turn,
+        call: ToolCall<'a>,
+        hook: &'a dyn GateHook,
+    ) -> impl Future<Output = Dispatched> + Send + 'a {
+        super::trace::traced(self, turn, call, Some(hook))
     }
 
     /// Dispatches one call of `name` with `arguments` on a fresh turn of
@@ -53,7 +64,12 @@ impl Dispatcher {
     }
 
     /// The call's path, inside its span.
-    pub(crate) async fn dispatch_untraced(&self, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
+    pub(crate) async fn dispatch_untraced(
+        &self,
+        turn: &Turn,
+        call: ToolCall<'_>,
+        hook: Option<&dyn GateHook>,
+    ) -> Dispatched {
         let ToolCall {
             id,
             name,
@@ -159,43 +175,15 @@ impl Dispatcher {
             }
         };
 
-        // 4. Tags the tool requires (declared on the ability or configured:
-        // the builder joined both), then the session's rate limit, then the
-        // ability's own. The session's comes first so a call it refuses
-        // spends nothing of the ability's smaller allowance.
-        let required = match self.required_tags.is_empty() {
-            true => None,
-            false => self.required_tags.get(&*state.tool),
-        };
-        if let Some(required) = required {
-            let missing: Vec<&str> = required
-                .iter()
-                .filter(|tag| !self.granted_tags.contains(*tag))
-                .map(String::as_str)
-                .collect();
-            if !missing.is_empty() {
-                let result = errors::missing_tags(&state.tool, &missing);
-                return state.refuse(turn, Refusal::MissingTags, result);
-            }
-        }
-        // The session's state is created only by what keeps something in
-        // it (a local rate window, a read's observation, a background
-        // call); a write only clears what exists, and looks for nothing
-        // while no session has any state.
-        if let Some(limit) = self.rate_limit
-            && let Err(result) = self.admit_call(turn, RateScope::Session, limit)
-        {
-            return state.refuse(turn, Refusal::RateLimited, result);
-        }
-        if let Some((name, limit)) = declared_limit
-            && let Err(result) = self.admit_call(turn, RateScope::Ability(name), limit)
-        {
-            return state.refuse(turn, Refusal::RateLimited, result);
+        // 4. Admit: the tags the tool requires, then its rate limits.
+        if let Err((why, result)) = self.admit(turn, &state.tool, declared_limit) {
+            return state.refuse(turn, why, result);
         }
 
         // 5. Gate.
         let gate = self.gate(
             turn,
+            hook,
             &state,
             effect,
             internal,

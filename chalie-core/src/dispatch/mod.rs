@@ -44,7 +44,7 @@ pub use approver::{Approval, ApprovalRequest, Approver};
 pub use background::BackgroundCalls;
 pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools, SOURCE_SEPARATOR, source_of};
-pub(crate) use hook::{GateHook, HookError, TurnGate};
+pub(crate) use hook::{GateHook, HookError};
 pub use limits::{Admission, RateCounter, RateCounterError, RateLimit, RateScope};
 pub use policy::{Policy, PolicyError, Setting, SettingSource};
 pub use reach::ChannelTools;
