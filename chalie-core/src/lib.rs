@@ -55,23 +55,44 @@
 //! [`ability`], [`ToolResult`], [`registry()`], [`Dispatcher`] and
 //! [`Channel`]. The root holds those and the few types a first program
 //! meets next ([`Turn`], [`ToolCall`], [`ToolError`], [`Registry`]);
-//! the rest has one home each:
-//! - [`dispatch`]: the [`Policy`](dispatch::Policy) behind
+//! the rest has one home each, and each folder of the source one role:
+//! - [`dispatch`] (`dispatch/`): the [`Policy`](dispatch::Policy) behind
 //!   [`allow`](dispatch::DispatcherBuilder::allow), approvers, rate limits,
 //!   external tools, and [`Dispatcher::dispatch`] for a call on a
-//!   conversation's [`Turn`].
-//! - [`turn`]: what a turn carries (its action trail, principal, clock,
-//!   extensions).
+//!   conversation's [`Turn`]. `flow.rs` runs
+//!   [the steps of a call](Dispatcher#the-steps-of-a-call), one file per
+//!   step beside it (`resolve`, `reach`, `validate`, `admit`, `gate`,
+//!   `execute`).
+//! - [`turn`] (`turn/`): the per-call context and what it carries
+//!   (principal, clock, extensions, call ids), and its action trail
+//!   (`turn/trail.rs`: the records, the gate's decisions, the one builder
+//!   of a permission string).
 //! - [`result`] and [`envelope`]: the parts of a [`ToolResult`] and
 //!   [`render_envelope`](envelope::render_envelope), the one renderer of
 //!   what the model reads.
-//! - [`descriptor`]: [`assemble`](descriptor::assemble) builds the tool
-//!   definition, [`ToolDescriptor::render`](descriptor::ToolDescriptor::render)
-//!   renders it per [`Provider`](descriptor::Provider).
-//! - [`params`]: parameter errors and types beyond `#[derive(Params)]`.
-//! - [`contracts`]: versions, manifests, profiles, pages and caps.
-//! - [`session`] runs conversations over the dispatcher: a model calling
-//!   tools, typed events, approval / auto / plan modes, a persistent store.
+//! - [`descriptor`] (`descriptor/`): [`assemble`](descriptor::assemble)
+//!   builds the tool definition,
+//!   [`ToolDescriptor::render`](descriptor::ToolDescriptor::render)
+//!   renders it per [`Provider`](descriptor::Provider)
+//!   (`descriptor/providers.rs`).
+//! - [`params`] (`params/`): parameter errors and types beyond
+//!   `#[derive(Params)]`; the [`Ability`] trait and its spec are at the
+//!   root, defined in `ability/` with the checks `#[ability]` runs on its
+//!   input examples.
+//! - [`contracts`] (`contracts/`): what an ability uses at run time
+//!   (pages, cursors, caps, the scratchpad, standard parameters,
+//!   profiles); [`contracts::build`] (`contracts/build/`): what the build
+//!   checks (manifests, the lock and its semver bumps, the description
+//!   lint, the `manifest` and `lint` commands).
+//! - [`session`] (`session/`) runs conversations over the dispatcher:
+//!   `run/` the loop and one call, `store/` the stores (memory, SQLite,
+//!   PostgreSQL), `model/` the model clients (OpenAI-compatible,
+//!   Anthropic, scripted), `http/` the HTTP API; typed events, approval /
+//!   auto / plan modes.
+//! - `mcp` (`mcp/`, feature `mcp`): the MCP server and client.
+//!
+//! No file imports a file that imports it back: `cargo xtask lint` fails
+//! on an import cycle between the files of a crate.
 
 mod ability;
 pub mod contracts;

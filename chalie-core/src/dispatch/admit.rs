@@ -1,4 +1,4 @@
-//! Step 4 of a call (see [the steps](super::Dispatcher#the-steps-of-a-call)):
+//! The **admit** step ([the steps](super::Dispatcher#the-steps-of-a-call)):
 //! the tags the tool requires, then its rate limits.
 
 use tokio::time::Instant;

@@ -1,4 +1,5 @@
-//! The path of one call, step by step.
+//! The path of one call through [the steps](super::Dispatcher#the-steps-of-a-call),
+//! in their order; each step but the last is a function of its own file.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,8 +21,8 @@ use serde_json::Value;
 use crate::{Channel, Effect, ToolResult, Turn, turn::CallStatus, turn::GateDecision};
 
 impl Dispatcher {
-    /// Dispatches one call made during `turn`: resolve, reach,
-    /// pre-validate, tags, rate limit, gate, execute, render, record. Never panics;
+    /// Dispatches one call made during `turn`, through
+    /// [the steps](Dispatcher#the-steps-of-a-call). Never panics;
     /// every failure is an error envelope for the model, and every call is
     /// on the turn's action trail.
     ///
@@ -95,7 +96,7 @@ impl Dispatcher {
             started: Instant::now(),
         };
 
-        // 1. Resolve.
+        // Resolve.
         let target = match resolve(&self.registry, &self.external, &state.tool) {
             Ok(target) => target,
             Err(suggestions) => {
@@ -104,7 +105,7 @@ impl Dispatcher {
             }
         };
 
-        // 2. Reach: only what this turn was offered, whatever name is sent.
+        // Reach: only what this turn was offered, whatever name is sent.
         state.position = match target {
             Target::Ability(position, _) => Some(position),
             Target::External(..) => None,
@@ -117,7 +118,7 @@ impl Dispatcher {
             return state.refuse(turn, Refusal::NotAvailable, result);
         }
 
-        // 3. Pre-validate: framework fields, action, typed parameters.
+        // Pre-validate: framework fields, action, typed parameters.
         let framework = match strip_framework_fields(&mut arguments) {
             Ok(framework) => framework,
             Err(problems) => {
@@ -175,12 +176,12 @@ impl Dispatcher {
             }
         };
 
-        // 4. Admit: the tags the tool requires, then its rate limits.
+        // Admit: the tags the tool requires, then its rate limits.
         if let Err((why, result)) = self.admit(turn, &state.tool, declared_limit) {
             return state.refuse(turn, why, result);
         }
 
-        // 5. Gate.
+        // Gate.
         let gate = self.gate(
             turn,
             hook,
@@ -206,7 +207,7 @@ impl Dispatcher {
             }
         }
 
-        // 6. Execute: reuse an earlier read, or run inline or in the background.
+        // Execute: reuse an earlier read, or run inline or in the background.
         let call_turn = || state.bind(turn).with_host_extensions(&self.extensions);
         if let Some(summary) = framework
             .summary
@@ -251,7 +252,7 @@ impl Dispatcher {
             return state.finish(turn, result);
         }
 
-        // 7. Render and record (for a background call: a receipt now, the
+        // Render and record (for a background call: a receipt now, the
         // final envelope when the task ends). The receipt
         // is recorded first so the task's update always finds it.
         state.background = true;

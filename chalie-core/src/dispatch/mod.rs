@@ -1,14 +1,7 @@
-//! The dispatcher: the one chokepoint every tool call goes through.
-//!
-//! In order: **resolve** the name (an ability, or an external tool by
-//! prefix), check the turn may **reach** it, **pre-validate** (framework
-//! fields off, the action against the declared actions, the typed
-//! parameters), check the **tags** the tool requires and the session's
-//! **rate limit**, pass the permission **gate**, **execute** (reusing an
-//! earlier read of the same run, inline or in the background), then
-//! **render** the envelope and **record** the call on the turn's action
-//! trail. Nothing a call does can crash the turn: panics and non-canonical
-//! results become error envelopes.
+//! The dispatcher: the one chokepoint every tool call goes through, in
+//! [the steps](Dispatcher#the-steps-of-a-call) its type lists (`flow.rs`
+//! runs them, one file per step beside it). Nothing a call does can crash
+//! the turn: panics and non-canonical results become error envelopes.
 
 mod admit;
 mod approver;
@@ -59,7 +52,12 @@ use session_state::SessionState;
 /// unless configured otherwise (the dispatcher's and the sessions' alike).
 pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The one chokepoint every tool call goes through, in this order:
+/// The one chokepoint every tool call goes through.
+///
+/// # The steps of a call
+///
+/// The one written order of the steps; the code (`dispatch/flow.rs`) runs
+/// them in it, and each step's file links here.
 ///
 /// 1. **resolve** the name to an ability (or, by prefix, an
 ///    [`ExternalTools`] proxy); an unknown name is `unknown-tool` with the
@@ -74,11 +72,12 @@ pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 ///    is checked against the declared actions and the parameters each
 ///    requires, the typed parameters are parsed; a malformed call bounces
 ///    as `invalid-arguments` before any approver is asked;
-/// 4. the **tags** the tool requires (`missing-permission-tag`), declared
-///    on the ability or configured, then the session's **rate limit** and
-///    the ability's declared one (`rate-limited`, with when to retry);
+/// 4. **admit**: the tags the tool requires (`missing-permission-tag`),
+///    declared on the ability or configured, then the session's rate limit
+///    and the ability's declared one (`rate-limited`, with when to retry);
 /// 5. the permission **gate** on `tool` or `tool.action` (see [`Policy`]),
-///    tightened by the session's mode;
+///    tightened by the session's mode as
+///    [the gate table](crate::session#modes-and-the-permission-gate) says;
 /// 6. **execute**: reuse an earlier read of the same run, or run inline, or
 ///    in the background for `async: true` on a chat;
 /// 7. **render** the envelope and **record** the call on the turn's trail.

@@ -62,6 +62,14 @@
 //!   offered no tools, then tells the user what the steps did.
 //! - The mode can change at any moment ([`Sessions::set_mode`]); the next
 //!   call the gate checks sees it.
+//! - A call dispatched outside a session
+//!   ([`Dispatcher::dispatch`](crate::Dispatcher::dispatch)) is gated as in
+//!   `auto`, asking the dispatcher's
+//!   [`Approver`](crate::dispatch::Approver) (without one, asking is a
+//!   rejection).
+//!
+//! This is the one written gate table; the gate
+//! ([step 5](crate::Dispatcher#the-steps-of-a-call)) applies it.
 //!
 //! # Principals
 //!
