@@ -217,6 +217,7 @@ impl Dispatcher {
             call_turn().report_progress(summary);
         }
         let reuse = match effect {
+            Effect::Read if !turn.reuses_reads() => None,
             Effect::Read => {
                 let session = self.session(turn.session_id());
                 let key = reuse_key(&state.tool, &arguments);
@@ -247,7 +248,8 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             match reuse {
                 Some(observation) => observation.settle(turn.run_id(), &result),
-                None => self.forget_observations_of(turn),
+                None if effect == Effect::Write => self.forget_observations_of(turn),
+                None => {}
             }
             return state.finish(turn, result);
         }
@@ -278,7 +280,10 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             match reuse {
                 Some(observation) => observation.settle(task_turn.run_id(), &result),
-                None => forget_observations(&session, task_turn.run_id()),
+                None if effect == Effect::Write => {
+                    forget_observations(&session, task_turn.run_id());
+                }
+                None => {}
             }
             let call_id = state.call_id.clone();
             let done = state.conclude(result, None, |entry| {

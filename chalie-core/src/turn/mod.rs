@@ -83,6 +83,7 @@ struct TurnShared {
     activated: Mutex<Vec<String>>,
     pins: Arc<Pins>,
     offers_activated: bool,
+    single_call: bool,
 }
 
 /// Names a turn may reach because code said so (see [`TurnBuilder::pin`]),
@@ -156,6 +157,7 @@ pub struct TurnBuilder {
     progress: Option<ProgressSink>,
     extensions: Extensions,
     offers_activated: bool,
+    single_call: bool,
 }
 
 impl TurnBuilder {
@@ -214,6 +216,15 @@ impl TurnBuilder {
         self
     }
 
+    /// Says that the turn makes one call and its run ends with it (an MCP
+    /// request): no later read of the run could reuse what a read
+    /// returns, so the dispatcher keeps nothing for reuse.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's calls
+    pub(crate) fn single_call(mut self) -> Self {
+        self.single_call = true;
+        self
+    }
+
     /// Pins a set shared by many turns (the MCP server's listing), instead
     /// of copying it into each.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's listing
@@ -245,6 +256,7 @@ impl TurnBuilder {
                 activated: Mutex::new(Vec::new()),
                 pins,
                 offers_activated: self.offers_activated,
+                single_call: self.single_call,
             }),
             call_id: Name::Static(""),
             tool: Name::Static(""),
@@ -397,6 +409,12 @@ impl Turn {
     /// next model request (see [`TurnBuilder::offers_activated_tools`]).
     pub fn offers_activated_tools(&self) -> bool {
         self.shared.offers_activated
+    }
+
+    /// Whether a read may reuse, or be kept for, a later identical read
+    /// of the same run (not on a [`TurnBuilder::single_call`] turn).
+    pub(crate) fn reuses_reads(&self) -> bool {
+        !self.shared.single_call
     }
 
     /// Whether `find_tools` (or other code) activated `name` in this turn.

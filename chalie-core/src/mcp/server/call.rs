@@ -102,7 +102,8 @@ impl McpServer {
         let mut turn = Turn::builder(Channel::External)
             .session_id(self.session_id.clone())
             .run_id(format!("{}-{}", self.session_id, context.id))
-            .pin_shared(&self.shared.listed_names);
+            .pin_shared(&self.shared.listed_names)
+            .single_call();
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
