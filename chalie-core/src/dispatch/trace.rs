@@ -6,8 +6,8 @@
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::Dispatcher;
 use super::call::{Dispatched, ToolCall};
+use super::{Dispatcher, GateHook};
 use crate::Turn;
 
 /// The span a call's `execute_tool` span continues: the caller's, named by
@@ -15,7 +15,12 @@ use crate::Turn;
 #[cfg(feature = "mcp")]
 pub(crate) struct RemoteParent(pub(crate) opentelemetry::Context);
 
-pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
+pub(crate) async fn traced(
+    dispatcher: &Dispatcher,
+    turn: &Turn,
+    call: ToolCall<'_>,
+    hook: Option<&dyn GateHook>,
+) -> Dispatched {
     let span = tracing::info_span!(
         target: "chalie::dispatch",
         "execute_tool",
@@ -38,7 +43,7 @@ pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<
     );
     // Without a subscriber the span is disabled: no formatting at all.
     if span.is_disabled() {
-        return dispatcher.dispatch_untraced(turn, call).await;
+        return dispatcher.dispatch_untraced(turn, call, hook).await;
     }
     #[cfg(feature = "mcp")]
     if let Some(RemoteParent(parent)) = turn.extension::<RemoteParent>() {
@@ -54,7 +59,7 @@ pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<
         );
     }
     let done = dispatcher
-        .dispatch_untraced(turn, call)
+        .dispatch_untraced(turn, call, hook)
         .instrument(span.clone())
         .await;
     let record = done.record();

@@ -9,7 +9,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     GetSkillRequestParams, GetSkillResult, Implementation, JsonObject, ListSkillsResult,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
@@ -139,7 +140,7 @@ impl McpServer {
             (request.name.to_string(), arguments)
         };
 
-        let progress = Forwarder::start(context.meta.get_progress_token(), context.peer.clone());
+        let progress = Forwarder::start(context.meta.get_progress_token(), context.peer);
         // The turn reaches what this server listed (its own configuration,
         // pinned in code) and, through the proxy, what discovery may show:
         // the proxied name counts as found, within the External channel's
@@ -147,14 +148,15 @@ impl McpServer {
         let mut turn = Turn::builder(Channel::External)
             .session_id(self.session_id.clone())
             .run_id(format!("{}-{}", self.session_id, context.id))
-            .pin_shared(&self.shared.listed_names);
+            .pin_shared(&self.shared.listed_names)
+            .single_call();
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
         if let Some(remote) = remote {
             turn = turn.extension(remote);
         }
-        if let Some(parent) = request_parent(&context) {
+        if let Some(parent) = request_parent(&context.meta) {
             turn = turn.extension(parent);
         }
         let turn = turn.build();
@@ -174,7 +176,7 @@ impl McpServer {
         if let Some(trail) = &self.shared.trail {
             trail.record(dispatched.record());
         }
-        Ok(dispatched_result(&dispatched, structured).into())
+        Ok(dispatched_result(dispatched, structured).into())
     }
 
     /// The proxied name and arguments, or the error the model can fix.
@@ -222,8 +224,8 @@ impl McpServer {
 }
 
 /// The caller's span the call joins, from the request's `traceparent`.
-fn request_parent(context: &RequestContext<RoleServer>) -> Option<RemoteParent> {
-    let traceparent = context.meta.get_traceparent()?;
+fn request_parent(meta: &RequestMetaObject) -> Option<RemoteParent> {
+    let traceparent = meta.get_traceparent()?;
     crate::mcp::trace_context::parent(traceparent).map(RemoteParent)
 }
 
@@ -237,8 +239,8 @@ fn invalid(message: &str) -> ToolResult {
 
 /// A dispatched call as an MCP result: the envelope as text, `isError`
 /// for a failure the model can act on, structured content when declared.
-fn dispatched_result(dispatched: &Dispatched, structured: bool) -> CallToolResult {
-    let mut result = text_result(dispatched.envelope.clone(), &dispatched.result);
+fn dispatched_result(dispatched: Dispatched, structured: bool) -> CallToolResult {
+    let mut result = text_result(dispatched.envelope, &dispatched.result);
     if structured && let Some(Body::Json(body @ Value::Object(_))) = dispatched.result.body() {
         result.structured_content = Some(body.clone());
     }
@@ -268,58 +270,87 @@ fn text_result(envelope: String, result: &ToolResult) -> CallToolResult {
 
 /// Turns the ability's progress reports into MCP progress notifications,
 /// in order, while the call runs.
+///
+/// Most clients send a progress token with every call, and most calls
+/// report nothing: the channel and the task that sends the notifications
+/// start with the first report, so a silent call pays for neither.
 struct Forwarder {
-    sender: Arc<Mutex<Option<mpsc::UnboundedSender<String>>>>,
+    state: Option<Arc<Mutex<Forwarding>>>,
+}
+
+/// Where a call's reports go once the first one arrives.
+struct Forwarding {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    sender: Option<mpsc::UnboundedSender<String>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// Set by [`Forwarder::finish`]: a report after the result is dropped.
+    closed: bool,
+}
+
+impl Forwarding {
+    fn send(&mut self, message: String) {
+        if self.closed {
+            return;
+        }
+        if self.sender.is_none() {
+            let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
+            let token = self.token.clone();
+            let peer = self.peer.clone();
+            self.task = Some(tokio::spawn(async move {
+                let mut progress = 0.0;
+                while let Some(message) = receiver.recv().await {
+                    progress += 1.0;
+                    let notification = ProgressNotificationParam::new(token.clone(), progress)
+                        .with_message(message);
+                    // A client gone mid-call is not the ability's problem.
+                    let _ = peer.notify_progress(notification).await;
+                }
+            }));
+            self.sender = Some(sender);
+        }
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(message);
+        }
+    }
 }
 
 impl Forwarder {
     fn start(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> Self {
-        let Some(token) = token else {
-            return Forwarder {
-                sender: Arc::new(Mutex::new(None)),
-                task: None,
-            };
-        };
-        let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
-        let task = tokio::spawn(async move {
-            let mut progress = 0.0;
-            while let Some(message) = receiver.recv().await {
-                progress += 1.0;
-                let notification =
-                    ProgressNotificationParam::new(token.clone(), progress).with_message(message);
-                // A client gone mid-call is not the ability's problem.
-                let _ = peer.notify_progress(notification).await;
-            }
-        });
         Forwarder {
-            sender: Arc::new(Mutex::new(Some(sender))),
-            task: Some(task),
+            state: token.map(|token| {
+                Arc::new(Mutex::new(Forwarding {
+                    token,
+                    peer,
+                    sender: None,
+                    task: None,
+                    closed: false,
+                }))
+            }),
         }
     }
 
     fn sink(&self) -> Option<ProgressSink> {
-        self.task.as_ref()?;
-        let sender = Arc::clone(&self.sender);
+        let state = Arc::clone(self.state.as_ref()?);
         Some(Arc::new(move |progress: crate::turn::Progress| {
-            if let Some(sender) = sender
+            state
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-            {
-                let _ = sender.send(progress.message);
-            }
+                .send(progress.message);
         }))
     }
 
     /// Closes the channel and waits until every report is sent, so all
     /// notifications precede the result.
     async fn finish(self) {
-        self.sender
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(task) = self.task {
+        let Some(state) = self.state else { return };
+        let task = {
+            let mut forwarding = state.lock().unwrap_or_else(PoisonError::into_inner);
+            forwarding.closed = true;
+            forwarding.sender = None;
+            forwarding.task.take()
+        };
+        if let Some(task) = task {
             let _ = task.await;
         }
     }
