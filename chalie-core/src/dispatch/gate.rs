@@ -66,6 +66,7 @@ pub(crate) type Asking<'a> = BoxFuture<'a, Gate>;
 
 impl Dispatcher {
     /// Decides the call at once, or returns the question to await first.
+    #[allow(clippy::too_many_arguments)] // the call's parts, borrowed where each lives
     pub(crate) fn gate<'a>(
         &'a self,
         turn: &'a Turn,
