@@ -12,6 +12,7 @@ mod cycles;
 mod index;
 mod lint;
 mod manifest;
+mod node_env;
 mod postgres;
 mod python_env;
 
@@ -59,6 +60,7 @@ commands:
   postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
                                `postgres` store's tests (installs the distribution's package)
   python-env                   a venv with the official Python MCP SDK, for the MCP tests
+  node-env                     the official TypeScript MCP SDK client (npm ci), for the MCP tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
         "cycles" => cycles::run(&rest),
         "index" | "eval" | "golden" | "fetch-model" | "tokens" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
+        "node-env" => node_env::run(&rest),
         "postgres" => postgres::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -340,3 +340,85 @@ async fn the_python_sdk_client_answers_the_approval() {
         ]
     );
 }
+
+/// The folder `cargo xtask node-env` installs the TypeScript SDK into.
+fn node_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/node")
+}
+
+/// Runs `client_approve.mjs` (the official TypeScript SDK client,
+/// `@modelcontextprotocol/client` pinned to 2026-07-28) against `server`.
+async fn typescript_client(server: McpServer, order: &str, answer: &str) -> Value {
+    let dir = node_dir();
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/client")
+            .exists(),
+        "the TypeScript MCP SDK is not installed in `{}`; run `cargo xtask node-env` (which `cargo xtask test` runs first)",
+        dir.display()
+    );
+    let report = std::env::temp_dir().join(format!(
+        "chalie-mcp-approve-ts-{}-{order}.json",
+        std::process::id()
+    ));
+    let http = server.serve_http(([127, 0, 0, 1], 0).into()).await.unwrap();
+    let mut child = tokio::process::Command::new("node")
+        .current_dir(&dir)
+        .arg("client_approve.mjs")
+        .args([&http.url(), order, answer])
+        .arg(&report)
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("`node` runs the TypeScript client");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait())
+        .await
+        .expect("the TypeScript client finished within 60 s")
+        .unwrap();
+    http.shutdown().await.unwrap();
+    assert!(
+        status.success(),
+        "client_approve.mjs failed ({status}); its stderr is above"
+    );
+    let text = std::fs::read_to_string(&report).unwrap();
+    let _ = std::fs::remove_file(&report);
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_client_answers_the_approval() {
+    let trail = ActionTrail::default();
+    let approved = typescript_client(server(&trail), "TS-ASK-1", "approve").await;
+    assert_eq!(approved["is_error"], false, "{approved}");
+    assert_eq!(cancelled("TS-ASK-1"), 1);
+    assert_eq!(approved["asked"].as_array().unwrap().len(), 1, "{approved}");
+
+    let refused = typescript_client(server(&trail), "TS-ASK-2", "refuse").await;
+    assert_eq!(
+        code(refused["text"].as_str().unwrap()).as_deref(),
+        Some("approval-rejected"),
+        "{refused}"
+    );
+    assert_eq!(cancelled("TS-ASK-2"), 0);
+
+    let silent = typescript_client(server(&trail), "TS-ASK-3", "no-elicitation").await;
+    assert_eq!(
+        code(silent["text"].as_str().unwrap()).as_deref(),
+        Some("permission-denied"),
+        "{silent}"
+    );
+    assert_eq!(cancelled("TS-ASK-3"), 0);
+
+    let decisions: Vec<GateDecision> = trail
+        .snapshot()
+        .iter()
+        .map(|record| record.decision)
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            GateDecision::Approved,
+            GateDecision::Rejected,
+            GateDecision::Denied
+        ]
+    );
+}
