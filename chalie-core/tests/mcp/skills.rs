@@ -2,10 +2,11 @@
 //! back with rmcp's client the way a host loads them: list, get the
 //! manifest, read the file and check it against the manifest's digest.
 
-use chalie_core::mcp::{DEFAULT_LIST_TTL, Exposure, McpServer, ServedSkill};
+use chalie_core::mcp::{DEFAULT_LIST_TTL, Exposure, McpServer, McpSource, ServedSkill, ServerSpec};
 use rmcp::model::{
     CacheScope, GetSkillRequestParams, ReadResourceRequestParams, ResourceContents, SkillResources,
 };
+use serde_json::json;
 
 use crate::{connect_current, dispatcher};
 
@@ -81,4 +82,45 @@ async fn skills_are_listed_by_name_and_served_as_files_matching_their_manifest()
         .read_resource(ReadResourceRequestParams::new("skill://nope/SKILL.md"))
         .await;
     assert!(unknown.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_servers_skills_become_playbooks_for_the_index() {
+    let http = served()
+        .serve_http(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap();
+    let source = McpSource::connect(ServerSpec::http("inner", http.url()))
+        .await
+        .unwrap();
+    let skills = source.skill_descriptors().await.unwrap();
+    assert_eq!(
+        skills,
+        [
+            json!({
+                "server": "inner",
+                "name": "inner__plan_trip",
+                "description": "Plans a trip: \"dates\", budget: and bookings.",
+                "playbook": "1. Ask for dates.\n2. Book.\n",
+            }),
+            json!({
+                "server": "inner",
+                "name": "inner__weekly_review",
+                "description": "Reviews the week: what shipped, what slipped.",
+                "playbook": "1. List what shipped.\n2. List what slipped.\n",
+            }),
+        ]
+    );
+    http.shutdown().await.unwrap();
+
+    // A server without skills has none to give.
+    let bare = crate::server(Exposure::Full)
+        .serve_http(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap();
+    let source = McpSource::connect(ServerSpec::http("bare", bare.url()))
+        .await
+        .unwrap();
+    assert!(source.skill_descriptors().await.unwrap().is_empty());
+    bare.shutdown().await.unwrap();
 }

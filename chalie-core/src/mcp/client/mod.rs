@@ -4,6 +4,7 @@
 mod catalog;
 mod config;
 mod convert;
+mod skills;
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -76,6 +77,14 @@ pub enum McpSourceError {
     /// The server did not list its tools.
     #[error("MCP server `{server}` did not list its tools: {detail}")]
     List {
+        /// The source name.
+        server: String,
+        /// Why.
+        detail: String,
+    },
+    /// The server declares skills but did not list or serve them.
+    #[error("MCP server `{server}` did not serve its skills: {detail}")]
+    Skills {
         /// The source name.
         server: String,
         /// Why.
