@@ -116,7 +116,7 @@ async fn with_an_embedder_recall_is_semantic() {
         .assert_success()
         .body()
         .unwrap();
-    assert_eq!(found["method"], "semantic");
+    assert_eq!(found["method"], "hybrid");
     assert_eq!(
         found["items"][0]["content"],
         "the car is due for a service in April"
@@ -153,7 +153,7 @@ async fn minilm_recalls_by_meaning_where_keywords_find_nothing() {
         }
     }
     let found: Value = semantic.call("memory", query.clone()).await.body().unwrap();
-    assert_eq!(found["method"], "semantic");
+    assert_eq!(found["method"], "hybrid");
     assert_eq!(found["items"][0]["content"], facts[0], "{found}");
     assert_eq!(
         found["count"], 1,
