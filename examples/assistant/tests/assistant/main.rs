@@ -15,6 +15,7 @@ mod memory;
 mod notes;
 mod session;
 mod tasks;
+mod users;
 mod weather;
 mod web;
 
