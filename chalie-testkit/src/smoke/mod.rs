@@ -9,8 +9,8 @@ use std::fmt;
 use chalie_core::{
     AbilityEntry, Channel, Dispatcher, Registry, ToolCall, Turn, contracts::MaxChars,
     contracts::Profile, contracts::keys as result_keys, dispatch::ChannelTools,
-    dispatch::Dispatched, dispatch::Policy, dispatch::Setting, envelope::Envelope,
-    turn::Principal, turn::TurnBuilder,
+    dispatch::Dispatched, dispatch::Policy, dispatch::Setting, envelope::Envelope, turn::Principal,
+    turn::TurnBuilder,
 };
 use serde_json::{Value, json};
 

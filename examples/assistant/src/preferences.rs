@@ -37,7 +37,7 @@ impl PlaybookRules {
                     skill.summary,
                     skill.examples.join(" ")
                 );
-                (skill.name, words(&text))
+                (skill.name, topic_words(&text))
             })
             .collect();
         Self { memory, topics }
@@ -50,10 +50,25 @@ impl PlaybookRules {
         let Some(topic) = self.topics.get(skill) else {
             return false;
         };
-        words(&item.content)
+        topic_words(&item.content)
             .iter()
             .any(|word| topic.iter().any(|known| shares_stem(known, word)))
     }
+}
+
+/// Word stems that say nothing of a task: every preference and every
+/// playbook uses them ("I always want…", "Use it when the user wants…").
+const GENERIC: [&str; 14] = [
+    "always", "never", "want", "prefer", "like", "please", "help", "make", "sure", "user", "use",
+    "playbook", "when", "get",
+];
+
+/// The words of `text` that can tie a preference to a playbook.
+fn topic_words(text: &str) -> Vec<String> {
+    words(text)
+        .into_iter()
+        .filter(|word| !GENERIC.iter().any(|stem| word.starts_with(stem)))
+        .collect()
 }
 
 /// A word of the playbook and one of the preference match when one starts

@@ -13,6 +13,7 @@ mod demo;
 mod index;
 mod memory;
 mod notes;
+mod playbooks;
 mod session;
 mod tasks;
 mod users;

@@ -2,8 +2,8 @@
 //! the channel and the approver decide what a write does.
 
 use assistant::{Host, SAMPLE_USER};
-use chalie_core::turn::Principal;
 use chalie_core::session::{Mode, Reply};
+use chalie_core::turn::Principal;
 use chalie_core::{Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting};
 use chalie_testkit::{Harness, ScriptedApprover};
 use serde_json::json;
