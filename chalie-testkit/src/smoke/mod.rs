@@ -14,6 +14,7 @@ use chalie_core::{
 };
 use serde_json::{Value, json};
 
+use crate::Harness;
 use crate::harness::Configure;
 
 /// One problem found by [`smoke`].
@@ -652,4 +653,22 @@ pub async fn smoke(registry: &Registry) -> SmokeReport {
 /// [`smoke`] over the abilities of one toolset.
 pub async fn smoke_toolset(registry: &Registry, toolset: &str) -> SmokeReport {
     Smoke::new(registry).toolset(toolset).run().await
+}
+
+// The harness offers a smoke run of its abilities; defined here, so the
+// harness does not depend on the smoke suite.
+impl Harness {
+    /// A [`Smoke`] run over the harness's abilities with the same clock and
+    /// host state; add example calls, then `.run().await`.
+    pub fn smoke(&self) -> Smoke {
+        let clock = self.clock();
+        let smoke = Smoke::new(self.registry())
+            .configure(move |builder| builder.extension(clock))
+            .with_configure(&self.configure);
+        // The same caller as the harness's own calls.
+        match self.turn().principal() {
+            Some(principal) => smoke.principal(principal.clone()),
+            None => smoke,
+        }
+    }
 }
