@@ -159,6 +159,9 @@ impl McpServer {
         if let Some(parent) = request_parent(&context.meta) {
             turn = turn.extension(parent);
         }
+        if let Some(principal) = &self.shared.principal {
+            turn = turn.principal(principal.clone());
+        }
         let turn = turn.build();
         if proxied {
             turn.activate_tools([name.as_str()]);

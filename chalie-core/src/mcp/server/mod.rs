@@ -112,6 +112,8 @@ struct Shared {
     list_ttl: Duration,
     /// The skills served (SEP-2640); none unless the host gave some.
     skills: skills::Skills,
+    /// Whom every call runs for, if anyone.
+    principal: Option<crate::turn::Principal>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -135,6 +137,7 @@ pub struct McpServerBuilder {
     trail: Option<ActionTrail>,
     list_ttl: Duration,
     skills: Vec<ServedSkill>,
+    principal: Option<crate::turn::Principal>,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -164,6 +167,15 @@ impl McpServerBuilder {
     /// same proxy to the dispatcher, which routes their calls.
     pub fn external_tools(mut self, proxy: Arc<dyn ExternalTools>) -> Self {
         self.external.push(proxy);
+        self
+    }
+
+    /// Runs every call on behalf of `principal` ([`Turn::principal`](crate::Turn::principal)),
+    /// e.g. the one local user a stdio server serves. Without it calls run
+    /// for nobody, and abilities that keep each user's data apart refuse
+    /// them.
+    pub fn principal(mut self, principal: crate::turn::Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
 
@@ -263,6 +275,7 @@ impl McpServerBuilder {
                 trail: self.trail,
                 list_ttl: self.list_ttl,
                 skills: skills::Skills::new(self.skills),
+                principal: self.principal,
             }),
             session_id: "mcp-0".to_owned(),
         })
@@ -282,6 +295,7 @@ impl McpServer {
             trail: None,
             list_ttl: DEFAULT_LIST_TTL,
             skills: Vec::new(),
+            principal: None,
         }
     }
 
