@@ -12,6 +12,9 @@ use crate::keep::{Activation, Ceiling, KeepRule};
 use crate::keyword::segment_gate;
 use crate::vector;
 
+/// Catalog entries (by ordinal) with their distances, best first.
+type Hits = Vec<(usize, f32)>;
+
 /// The vector rung's default keep rule: nothing unless one of the entry's nearest
 /// descriptors is within 0.65 (cosine distance) when it has example phrases or 0.75 when it
 /// has none; then all of them.
@@ -345,11 +348,7 @@ impl Index {
 
     /// What `options` shows of a vector ranking, split into the hits it activates and those
     /// it only suggests (each best first).
-    pub(crate) fn shown(
-        &self,
-        options: &FindOptions,
-        ranked: Vec<(usize, f32)>,
-    ) -> (Vec<(usize, f32)>, Vec<(usize, f32)>) {
+    pub(crate) fn shown(&self, options: &FindOptions, ranked: Vec<(usize, f32)>) -> (Hits, Hits) {
         let shown = self.kept(options.keep, ranked);
         let judged: Vec<(f32, Option<f32>)> = shown
             .iter()

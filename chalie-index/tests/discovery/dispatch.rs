@@ -275,7 +275,7 @@ async fn find_skills_returns_the_playbook_with_the_hosts_rules() {
     let index = discovery(dir.path());
     let skills: Vec<(&str, &str)> = index
         .index()
-        .unwrap()
+        .expect("the index just built opens")
         .skills()
         .map(|(name, _, playbook)| (name, playbook))
         .collect();
