@@ -110,6 +110,13 @@ impl EventLog {
         }
     }
 
+    /// Waits until the log is closed.
+    pub(crate) async fn closed(&self) {
+        let mut changes = self.state.subscribe();
+        // The sender lives as long as `self`, so this cannot fail.
+        let _ = changes.wait_for(|(_, closed)| *closed).await;
+    }
+
     /// Waits until the log is closed and returns every event.
     pub async fn collect(&self) -> Vec<Event> {
         let mut changes = self.state.subscribe();

@@ -48,6 +48,14 @@ pub enum SessionError {
         /// Who asked.
         principal: Principal,
     },
+    /// The process already drives as many runs as it is configured to
+    /// ([`SessionsBuilder::max_running`]): nothing was started; retry
+    /// when one has ended.
+    #[error("this process already drives its limit of {limit} runs; retry when one has ended")]
+    Overloaded {
+        /// The configured limit.
+        limit: usize,
+    },
     /// There is no tokio runtime to drive the run on.
     #[error("runs need a tokio runtime; call this from inside one")]
     NoRuntime,
@@ -142,8 +150,33 @@ impl SessionsBuilder {
         self.config.channel = channel;
         self
     }
+    /// How many runs this process drives at once (default 4096): past
+    /// it, [`Sessions::send`] and [`Sessions::execute_plan`] refuse with
+    /// [`SessionError::Overloaded`] (the router answers `503` with
+    /// `Retry-After`) rather than queue work without bound. Runs
+    /// [`resume`](Sessions::resume)d after a restart are taken even past it.
+    pub fn max_running(mut self, runs: usize) -> Self {
+        self.config.max_running = runs;
+        self
+    }
+
+    /// How many event streams (SSE) the router holds open at once
+    /// (default 8192); past it a new stream is answered `503` with
+    /// `Retry-After`. Each open stream costs a cursor into its run's log,
+    /// not a copy: a slow client is sent events as its connection takes
+    /// them, and a vanished one is dropped at the next write or keep-alive.
+    pub fn max_streams(mut self, streams: usize) -> Self {
+        self.config.max_streams = streams;
+        self
+    }
+
     /// The sessions.
     pub fn build(self) -> Sessions {
+        let running = Arc::new(tokio::sync::Semaphore::new(
+            self.config
+                .max_running
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        ));
         let sessions = Sessions {
             core: Arc::new(Core {
                 dispatcher: self.dispatcher,
@@ -156,6 +189,7 @@ impl SessionsBuilder {
                 next_run: AtomicU64::new(1),
                 run_prefix: unique_prefix(),
                 heartbeat: Default::default(),
+                running,
             }),
         };
         // An approval decided through another replica wakes the run
@@ -304,6 +338,17 @@ impl Sessions {
         run_id: Option<String>,
     ) -> Result<Run, SessionError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
+        // A permit for the run's life; a resumed run was accepted before
+        // the restart, so it goes even without one.
+        let permit = match Arc::clone(&self.core.running).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) if matches!(kind, RunKind::Resume) => None,
+            Err(_) => {
+                return Err(SessionError::Overloaded {
+                    limit: self.core.config.max_running,
+                });
+            }
+        };
         let mode = self.mode_cell(session_id)?;
         let run_id = run_id.unwrap_or_else(|| {
             let n = self.core.next_run.fetch_add(1, Ordering::Relaxed);
@@ -320,6 +365,13 @@ impl Sessions {
             events.clone(),
             kind,
         )?;
+        if let Some(permit) = permit {
+            let log = events.clone();
+            handle.spawn(async move {
+                log.closed().await;
+                drop(permit);
+            });
+        }
         let mut runs = lock(&self.core.runs);
         // Finished runs stay for late subscribers, but not without bound.
         if runs.len() >= MAX_KEPT_RUNS {

@@ -1,0 +1,1 @@
+//! Many clients streaming at once.

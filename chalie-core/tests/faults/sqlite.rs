@@ -1,0 +1,1 @@
+//! The SQLite store damaged, full and shared.
