@@ -18,6 +18,9 @@ pub struct EventLog {
     // How many events there are, and whether the log is closed.
     state: Arc<watch::Sender<(usize, bool)>>,
     mirror: Option<Mirror>,
+    // The run's place under the process's limit, given back as the log
+    // closes (before any subscriber reads the last event).
+    place: Arc<Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>,
 }
 
 impl std::fmt::Debug for EventLog {
@@ -42,6 +45,7 @@ impl EventLog {
             events: Arc::new(Mutex::new(Vec::new())),
             state: Arc::new(watch::Sender::new((0, false))),
             mirror: None,
+            place: Arc::default(),
         }
     }
 
@@ -61,6 +65,9 @@ impl EventLog {
             mirror(&event);
         }
         let terminal = event.is_terminal();
+        if terminal {
+            self.give_back_place();
+        }
         let len = {
             let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
             events.push(event);
@@ -71,6 +78,7 @@ impl EventLog {
 
     /// Closes the log without a settlement (the process is stopping).
     pub fn close(&self) {
+        self.give_back_place();
         let len = self.len();
         self.state.send_replace((len, true));
     }
@@ -110,11 +118,20 @@ impl EventLog {
         }
     }
 
-    /// Waits until the log is closed.
-    pub(crate) async fn closed(&self) {
-        let mut changes = self.state.subscribe();
-        // The sender lives as long as `self`, so this cannot fail.
-        let _ = changes.wait_for(|(_, closed)| *closed).await;
+    /// Holds `place` (the run's place under the limit of running runs)
+    /// until the log closes.
+    pub(crate) fn hold(&self, place: tokio::sync::OwnedSemaphorePermit) {
+        if self.is_closed() {
+            return;
+        }
+        *self.place.lock().unwrap_or_else(PoisonError::into_inner) = Some(place);
+    }
+
+    fn give_back_place(&self) {
+        self.place
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 
     /// Waits until the log is closed and returns every event.

@@ -366,16 +366,23 @@ impl Sessions {
             kind,
         )?;
         if let Some(permit) = permit {
-            let log = events.clone();
-            handle.spawn(async move {
-                log.closed().await;
-                drop(permit);
-            });
+            events.hold(permit);
         }
         let mut runs = lock(&self.core.runs);
-        // Finished runs stay for late subscribers, but not without bound.
+        // Finished runs stay for late subscribers, but not without bound:
+        // the newest half are kept, so a client that subscribes just after
+        // its run ended still reads it even when many runs go at once.
         if runs.len() >= MAX_KEPT_RUNS {
-            runs.retain(|_, run| !run.events.is_closed());
+            let mut finished: Vec<(std::time::Instant, String)> = runs
+                .iter()
+                .filter(|(_, run)| run.events.is_closed())
+                .map(|(id, run)| (run.started, id.clone()))
+                .collect();
+            finished.sort_unstable();
+            let forget = finished.len().saturating_sub(MAX_KEPT_RUNS / 2);
+            for (_, id) in &finished[..forget] {
+                runs.remove(id);
+            }
         }
         runs.insert(
             run_id.clone(),
@@ -383,6 +390,7 @@ impl Sessions {
                 session_id: session_id.to_owned(),
                 events: events.clone(),
                 task: Some(task),
+                started: std::time::Instant::now(),
             },
         );
         Ok(Run {
@@ -540,7 +548,7 @@ impl Sessions {
 }
 
 /// How many runs this process keeps for [`Sessions::run`] before it drops
-/// the finished ones.
+/// the older half of the finished ones.
 const MAX_KEPT_RUNS: usize = 1024;
 
 /// A prefix per `Sessions`, so the run ids of two processes, or of two

@@ -178,7 +178,11 @@ async fn in_error_shape(response: Response) -> Response {
             .to_owned(),
         _ => String::from_utf8_lossy(&text).trim().to_owned(),
     };
-    let (code, fix) = classify(status, &said);
+    let (code, mut fix) = classify(status, &said);
+    // A handler's own message already says the fix.
+    if json.is_some() && !said.is_empty() {
+        fix = "";
+    }
     let message = match (said.is_empty(), fix.is_empty()) {
         (true, _) => fix.to_owned(),
         (false, true) => said,

@@ -63,6 +63,8 @@ pub(crate) struct LiveRun {
     pub(crate) session_id: String,
     pub(crate) events: EventLog,
     pub(crate) task: Option<JoinHandle<()>>,
+    /// When it started: the oldest finished runs are forgotten first.
+    pub(crate) started: std::time::Instant,
 }
 
 pub(crate) type ApprovalKey = (String, String);
