@@ -589,14 +589,13 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     let served = app.clone();
     tokio::spawn(async move { axum::serve(listener, served).await.unwrap() });
 
-    // Generated up front, in order, so the seed alone replays them.
+    // Generated one after another as they are sent (the stream pulls them
+    // in order), so the seed alone replays them.
     let mut rng = Rng(seed);
-    let generated: Vec<(usize, bool, Generated)> = (0..requests)
-        .map(|number| {
-            let tcp = number % 50 == 0;
-            (number, tcp, generate(&mut rng, &targets, tcp))
-        })
-        .collect();
+    let generated = (0..requests).map(move |number| {
+        let tcp = number % 50 == 0;
+        (number, tcp, generate(&mut rng, &targets, tcp))
+    });
     let outcomes: Vec<(usize, u16, bool, Option<String>)> = futures::stream::iter(generated)
         .map(|(number, tcp, request)| {
             let app = app.clone();
@@ -651,6 +650,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
         "server_errors": server_errors,
         "bad_answers": wrong.len(),
         "store_changes": changed.len(),
+        "peak_rss_kib": crate::peak_rss_kib(),
     }));
     assert!(
         wrong.is_empty(),

@@ -213,6 +213,14 @@ async fn many_clients_each_get_their_own_events_in_order() {
         .count();
     let events: usize = all.iter().map(|(_, seen)| seen.events).sum();
     let retried: usize = all.iter().map(|(_, seen)| seen.retried).sum();
+    let runs_started = all.iter().filter(|(_, seen)| seen.run.is_some()).count();
+    // A run ends when its stream says so, or (a vanished client's) when
+    // `finish` returned above.
+    let runs_ended = all
+        .iter()
+        .filter(|(vanish, seen)| seen.run.is_some() && (*vanish || seen.ended))
+        .count();
+    let vanished = first.iter().filter(|(vanish, _)| *vanish).count();
     report(json!({
         "test": "load",
         "clients": clients * 2,
@@ -221,6 +229,9 @@ async fn many_clients_each_get_their_own_events_in_order() {
         "unfinished_streams": unfinished,
         "refused": refused.len(),
         "retried_503": retried,
+        "runs_started": runs_started,
+        "runs_ended": runs_ended,
+        "vanished": vanished,
         "rss_kib": { "before": before, "after_first_wave": after_first, "after_second_wave": after_second },
         "peak_rss_kib": peak_rss_kib(),
     }));
