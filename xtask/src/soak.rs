@@ -9,13 +9,13 @@ use serde_json::Value;
 
 use crate::{Outcome, project_root};
 
-/// The sizes: (hostile requests, streaming clients per wave).
-const CI: (&str, &str) = ("100000", "200");
-const FULL: (&str, &str) = ("1000000", "1000");
+/// The sizes: (hostile requests, streaming clients per wave, kills of each kind).
+const CI: (&str, &str, &str) = ("100000", "200", "3");
+const FULL: (&str, &str, &str) = ("1000000", "1000", "25");
 
 /// Runs the fault tests at the chosen size and prints the table.
 pub(crate) fn run(args: &[String]) -> Outcome {
-    let (requests, clients) = match args {
+    let (requests, clients, kills) = match args {
         [] => CI,
         [full] if full == "--full" => FULL,
         other => return Err(format!("usage: cargo xtask soak [--full], got {other:?}").into()),
@@ -34,10 +34,14 @@ pub(crate) fn run(args: &[String]) -> Outcome {
             "--locked",
             "--test",
             "faults",
+            // One at a time: each test's memory figures are its own.
+            "--",
+            "--test-threads=1",
         ],
         &[
             ("CHALIE_SOAK_HTTP_REQUESTS", requests),
             ("CHALIE_SOAK_CLIENTS", clients),
+            ("CHALIE_SOAK_KILLS", kills),
             ("CHALIE_SOAK_REPORT", &report_path),
         ],
     );
@@ -125,6 +129,11 @@ fn table(report: &str) -> Outcome {
             Some(sum(&[("sqlite_kill", "writes_duplicated")])),
         ),
         (
+            "approved writes that never ran",
+            measured("sqlite_kill", sum(&[("sqlite_kill", "writes_lost")])),
+            Some(sum(&[("sqlite_kill", "writes_lost")])),
+        ),
+        (
             "approvals lost",
             measured("sqlite_kill", sum(&[("sqlite_kill", "approvals_lost")])),
             Some(sum(&[("sqlite_kill", "approvals_lost")])),
@@ -201,6 +210,7 @@ fn table(report: &str) -> Outcome {
         println!("{name:width$}  {value}{mark}");
     }
     let expected = [
+        "sqlite_kill",
         "hostile_http",
         "load",
         "sqlite_damaged",

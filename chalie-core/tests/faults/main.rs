@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod hostile_http;
+mod kill;
 mod load;
 mod sqlite;
 
@@ -115,7 +116,7 @@ pub fn sessions(
         .build();
     Sessions::builder(Arc::new(dispatcher), model)
         .store(store)
-        .pinned(["lookup", "delete_task"])
+        .pinned(["lookup", "delete_task", "record_write"])
         .approval_timeout(std::time::Duration::from_secs(3600))
 }
 
