@@ -9,6 +9,7 @@
 mod abilities;
 mod consume;
 mod interop;
+mod misbehave;
 mod python;
 mod serve;
 mod sessions;
