@@ -337,3 +337,21 @@ async fn past_the_limits_new_work_is_503_with_retry_after() {
     // The place was given back as the run's log closed.
     assert_eq!(send("limit-c").await.status(), StatusCode::CREATED);
 }
+
+/// With more finished runs than the process keeps, the newest stay: a
+/// client subscribing just after its run ended still reads its events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_just_ended_stays_readable_past_the_kept_runs() {
+    let model = Arc::new(PerConversation { tool: "lookup" });
+    let sessions = sessions(model, Arc::new(MemoryStore::new())).build();
+    let mut last = None;
+    // More than the 1,024 runs a process keeps before forgetting some.
+    for number in 0..1100 {
+        let run = sessions.send(&format!("kept-{number}"), "look up rust").unwrap();
+        run.finish().await;
+        if let Some(previous) = last.replace(run.id().to_owned()) {
+            let previous = sessions.run(&previous);
+            assert!(previous.is_some(), "run {} was forgotten as the next began", number - 1);
+        }
+    }
+}
