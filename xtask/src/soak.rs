@@ -25,6 +25,9 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     let report = folder.join("report.jsonl");
     let _ = std::fs::remove_file(&report);
     let report_path = report.display().to_string();
+    // Replicas on one PostgreSQL: a throwaway server, stopped when this
+    // returns.
+    let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
     let tests = crate::ci::cargo_with(
         &[
             "test",
@@ -43,6 +46,7 @@ pub(crate) fn run(args: &[String]) -> Outcome {
             ("CHALIE_SOAK_CLIENTS", clients),
             ("CHALIE_SOAK_KILLS", kills),
             ("CHALIE_SOAK_REPORT", &report_path),
+            (crate::postgres::URL_VARIABLE, &postgres.url),
         ],
     );
     // The table is printed even when a test failed: it says what broke.
@@ -75,9 +79,19 @@ fn table(report: &str) -> Outcome {
         ("sqlite_full", "writes_refused"),
         ("sqlite_two_processes", "second_open_refused"),
         ("sqlite_kill", "kills"),
+        ("pg_kill", "kills"),
     ]) + vanished;
-    let runs_started = sum(&[("load", "runs_started"), ("sqlite_kill", "runs")]);
-    let runs_ended = sum(&[("load", "runs_ended"), ("sqlite_kill", "runs_ended")]);
+    let runs_started = sum(&[
+        ("load", "runs_started"),
+        ("sqlite_kill", "runs"),
+        ("pg_kill", "runs"),
+    ]);
+    let runs_ended = sum(&[
+        ("load", "runs_ended"),
+        ("sqlite_kill", "runs_ended"),
+        ("pg_kill", "runs_ended"),
+    ]);
+    let killed = |key: &str| sum(&[("sqlite_kill", key), ("pg_kill", key)]);
     let statuses = by_test
         .get("hostile_http")
         .and_then(|f| f["by_status"].as_object())
@@ -125,18 +139,18 @@ fn table(report: &str) -> Outcome {
         ),
         (
             "writes duplicated",
-            measured("sqlite_kill", sum(&[("sqlite_kill", "writes_duplicated")])),
-            Some(sum(&[("sqlite_kill", "writes_duplicated")])),
+            measured("sqlite_kill", killed("writes_duplicated")),
+            Some(killed("writes_duplicated")),
         ),
         (
             "approved writes that never ran",
-            measured("sqlite_kill", sum(&[("sqlite_kill", "writes_lost")])),
-            Some(sum(&[("sqlite_kill", "writes_lost")])),
+            measured("sqlite_kill", killed("writes_lost")),
+            Some(killed("writes_lost")),
         ),
         (
             "approvals lost",
-            measured("sqlite_kill", sum(&[("sqlite_kill", "approvals_lost")])),
-            Some(sum(&[("sqlite_kill", "approvals_lost")])),
+            measured("sqlite_kill", killed("approvals_lost")),
+            Some(killed("approvals_lost")),
         ),
         (
             "events misdelivered",
@@ -149,6 +163,15 @@ fn table(report: &str) -> Outcome {
             Some(sum(&[("load", "unfinished_streams")])),
         ),
         ("hostile requests by status", statuses, None),
+        (
+            "requests the live replica failed while the other was killed",
+            format!(
+                "{} of {}",
+                measured("pg_kill", sum(&[("pg_kill", "serving_failures")])),
+                sum(&[("pg_kill", "served"), ("pg_kill", "serving_failures")])
+            ),
+            Some(sum(&[("pg_kill", "serving_failures")])),
+        ),
         (
             "5xx / panics / non-JSON 4xx",
             format!(
@@ -211,6 +234,7 @@ fn table(report: &str) -> Outcome {
     }
     let expected = [
         "sqlite_kill",
+        "pg_kill",
         "hostile_http",
         "load",
         "sqlite_damaged",

@@ -17,11 +17,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use chalie_core::session::{SessionStore, SqliteStore};
 use chalie_core::{Params, ToolResult, ability};
 use serde_json::json;
+#[cfg(feature = "postgres")]
+use std::time::Duration;
 
 use crate::{PerConversation, report, sessions, size};
 
 /// Where this process counts the write bodies that ran.
 static BODIES: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Held by each test that sets [`BODIES`], so they take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Parameters of [`record_write()`].
 #[derive(Params)]
@@ -75,14 +80,34 @@ async fn child_running_a_write() {
     *BODIES.lock().unwrap() = std::env::var("CHALIE_FAULTS_BODIES")
         .ok()
         .map(PathBuf::from);
-    let store = Arc::new(SqliteStore::open(&db).unwrap());
-    let sessions = sessions(
-        Arc::new(PerConversation {
-            tool: "record_write",
-        }),
-        store.clone(),
-    )
-    .build();
+    let model = Arc::new(PerConversation {
+        tool: "record_write",
+    });
+    // `db` is a SQLite file, or a PostgreSQL URL shared with a live replica.
+    #[cfg(feature = "postgres")]
+    if db.starts_with("postgres://") {
+        let store: Arc<dyn SessionStore> =
+            Arc::new(chalie_core::session::PgStore::connect(&db).unwrap());
+        let sessions = sessions(model, store.clone()).lease(LEASE).build();
+        return drive_until_killed(sessions, store, &point).await;
+    }
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&db).unwrap());
+    let sessions = sessions(model, store.clone()).build();
+    drive_until_killed(sessions, store, &point).await;
+}
+
+/// What a replica's runs' leases last in the PostgreSQL rounds: short, so
+/// a killed process's run moves on quickly.
+#[cfg(feature = "postgres")]
+const LEASE: Duration = Duration::from_millis(600);
+
+/// Starts the run (a plan's, at `plan`), approves its write unless the
+/// point is the approval itself, and waits to be killed.
+async fn drive_until_killed(
+    sessions: chalie_core::session::Sessions,
+    store: Arc<dyn SessionStore>,
+    point: &str,
+) {
     let run = if point == "plan" {
         // A plan of one write, collected, then executed.
         sessions
@@ -112,11 +137,9 @@ async fn child_running_a_write() {
     std::future::pending::<()>().await;
 }
 
-/// One kill at `point`; returns (approval lost, write bodies that ran, the run ended).
-fn kill_once(point: &str, round: usize) -> (bool, usize, bool) {
-    let folder = tempfile::tempdir().unwrap();
-    let db = folder.path().join("killed.db");
-    let bodies = folder.path().join("bodies.txt");
+/// Starts the child on `db` (a SQLite file or a PostgreSQL URL) and
+/// SIGKILLs it once it reached `point`.
+fn spawn_and_kill(db: &std::ffi::OsStr, point: &str, bodies: &std::path::Path, round: usize) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "kill::child_running_a_write",
@@ -124,9 +147,9 @@ fn kill_once(point: &str, round: usize) -> (bool, usize, bool) {
             "--ignored",
             "--nocapture",
         ])
-        .env("CHALIE_FAULTS_KILL_DB", &db)
+        .env("CHALIE_FAULTS_KILL_DB", db)
         .env("CHALIE_FAULTS_KILL_POINT", point)
-        .env("CHALIE_FAULTS_BODIES", &bodies)
+        .env("CHALIE_FAULTS_BODIES", bodies)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
@@ -149,6 +172,23 @@ fn kill_once(point: &str, round: usize) -> (bool, usize, bool) {
     );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+}
+
+/// How many write bodies ran, by the side file.
+fn bodies_ran(bodies: &std::path::Path) -> usize {
+    std::fs::read_to_string(bodies)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// One kill at `point` on SQLite, then a restart on the same file; returns
+/// (approval lost, write bodies that ran, the run ended).
+fn kill_once(point: &str, round: usize) -> (bool, usize, bool) {
+    let folder = tempfile::tempdir().unwrap();
+    let db = folder.path().join("killed.db");
+    let bodies = folder.path().join("bodies.txt");
+    spawn_and_kill(db.as_os_str(), point, &bodies, round);
 
     // Restarted: the same file, a new process's sessions.
     *BODIES.lock().unwrap() = Some(bodies.clone());
@@ -187,15 +227,12 @@ fn kill_once(point: &str, round: usize) -> (bool, usize, bool) {
         ended &= store.unfinished_runs().unwrap().is_empty();
         (approval_lost, ended)
     });
-    let ran = std::fs::read_to_string(&bodies)
-        .unwrap_or_default()
-        .lines()
-        .count();
-    (ended.0, ran, ended.1)
+    (ended.0, bodies_ran(&bodies), ended.1)
 }
 
 #[test]
 fn killed_processes_lose_no_approval_and_run_no_write_twice() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let rounds = size("CHALIE_SOAK_KILLS", 3);
     let mut kills = 0;
     let mut approvals_lost = 0;
@@ -227,4 +264,153 @@ fn killed_processes_lose_no_approval_and_run_no_write_twice() {
         "writes_lost": lost_writes,
     }));
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Two processes on one PostgreSQL database: the child (replica A) is
+/// killed at each point; the parent (replica B) serves HTTP throughout,
+/// takes the run over once A's lease lapses, and finishes it. No approval
+/// is lost, no write body runs twice, and B answers every request.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_replica_killed_mid_write_hands_its_run_to_the_live_one() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    use chalie_core::session::{BearerTokens, PgStore, router};
+    use chalie_core::turn::Principal;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let server = std::env::var("CHALIE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("CHALIE_TEST_POSTGRES_URL is not set: `cargo xtask soak` (or `cargo xtask postgres start`) starts a server")
+    });
+    let rounds = size("CHALIE_SOAK_KILLS", 3);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (admin, connection) = runtime
+        .block_on(tokio_postgres::connect(&server, tokio_postgres::NoTls))
+        .unwrap();
+    runtime.spawn(connection);
+    let (mut kills, mut approvals_lost, mut duplicated, mut lost_writes, mut ended) =
+        (0, 0, 0, 0, 0);
+    let (served, refused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let mut failures = Vec::new();
+    for round in 0..rounds {
+        for point in ["approval", "body", "after", "plan"] {
+            let name = format!("chalie_kill_{}_{round}_{point}", std::process::id());
+            runtime
+                .block_on(admin.batch_execute(&format!("CREATE DATABASE {name}")))
+                .unwrap();
+            let url = format!("{}/{name}", server.rsplit_once('/').unwrap().0);
+            let folder = tempfile::tempdir().unwrap();
+            let bodies = folder.path().join("bodies.txt");
+            *BODIES.lock().unwrap() = Some(bodies.clone());
+
+            // Replica B, serving before, during and after A's death.
+            let _entered = runtime.enter();
+            let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).unwrap());
+            let replica = sessions(
+                Arc::new(PerConversation {
+                    tool: "record_write",
+                }),
+                store.clone(),
+            )
+            .lease(LEASE)
+            .build();
+            let token = "replica-b-0123456789abcdef0123456789ab";
+            let app = router(
+                replica.clone(),
+                BearerTokens::new()
+                    .with(token, Principal::new("b"))
+                    .unwrap(),
+            );
+            let listener = runtime
+                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+                .unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let serving = runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+            let stop = Arc::new(AtomicBool::new(false));
+            let pinger = {
+                let (stop, served, refused) = (stop.clone(), served.clone(), refused.clone());
+                runtime.spawn(async move {
+                    let client = reqwest::Client::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let answer = client
+                            .get(format!("{base}/sessions/b-own/messages"))
+                            .bearer_auth(token)
+                            .send()
+                            .await;
+                        match answer {
+                            Ok(answer) if answer.status() == 200 => {
+                                served.fetch_add(1, Ordering::Relaxed)
+                            }
+                            _ => refused.fetch_add(1, Ordering::Relaxed),
+                        };
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                })
+            };
+
+            spawn_and_kill(std::ffi::OsStr::new(&url), point, &bodies, round);
+            kills += 1;
+            let (lost, run_ended) = runtime.block_on(async {
+                let mut lost = false;
+                if point == "approval" {
+                    match store.pending_approvals("killed").unwrap().pop() {
+                        Some(approval) => replica
+                            .approve(&approval.run_id, &approval.call_id)
+                            .unwrap(),
+                        None => lost = true,
+                    }
+                }
+                // A's lease lapses; B takes the run.
+                let mut resumed = Vec::new();
+                for _ in 0..200 {
+                    resumed = replica.resume().unwrap();
+                    if !resumed.is_empty() || store.unfinished_runs().unwrap().is_empty() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                let mut run_ended = !resumed.is_empty();
+                for run in &resumed {
+                    let events = run.finish().await;
+                    run_ended &= events
+                        .last()
+                        .is_some_and(chalie_core::session::Event::is_terminal);
+                }
+                run_ended &= store.unfinished_runs().unwrap().is_empty();
+                (lost, run_ended)
+            });
+            stop.store(true, Ordering::Relaxed);
+            runtime.block_on(pinger).unwrap();
+            serving.abort();
+            replica.shutdown();
+            let ran = bodies_ran(&bodies);
+            approvals_lost += usize::from(lost);
+            duplicated += ran.saturating_sub(1);
+            lost_writes += usize::from(ran == 0);
+            ended += usize::from(run_ended);
+            if lost || ran != 1 || !run_ended {
+                failures.push(format!("round {round} at `{point}`: approval lost {lost}, bodies {ran}, ended {run_ended}"));
+            }
+        }
+    }
+    let refused = refused.load(Ordering::Relaxed);
+    report(json!({
+        "test": "pg_kill",
+        "kills": kills,
+        "runs": kills,
+        "runs_ended": ended,
+        "approvals_lost": approvals_lost,
+        "writes_duplicated": duplicated,
+        "writes_lost": lost_writes,
+        "served": served.load(Ordering::Relaxed),
+        "serving_failures": refused,
+    }));
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(
+        refused, 0,
+        "the live replica failed requests while the other died"
+    );
 }

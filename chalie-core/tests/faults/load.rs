@@ -347,11 +347,17 @@ async fn a_run_that_just_ended_stays_readable_past_the_kept_runs() {
     let mut last = None;
     // More than the 1,024 runs a process keeps before forgetting some.
     for number in 0..1100 {
-        let run = sessions.send(&format!("kept-{number}"), "look up rust").unwrap();
+        let run = sessions
+            .send(&format!("kept-{number}"), "look up rust")
+            .unwrap();
         run.finish().await;
         if let Some(previous) = last.replace(run.id().to_owned()) {
             let previous = sessions.run(&previous);
-            assert!(previous.is_some(), "run {} was forgotten as the next began", number - 1);
+            assert!(
+                previous.is_some(),
+                "run {} was forgotten as the next began",
+                number - 1
+            );
         }
     }
 }
