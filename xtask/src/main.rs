@@ -44,8 +44,10 @@ commands:
   demo                         the example, after preparing what it needs
   bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
                                callgrind for chalie, rmcp and the no-framework floor
-  bench-mcp [--rounds N] [--seconds S] [--only NAME]   requests per second and p50/p99 of
-                               chalie's MCP server beside rmcp's at 1, 10 and 50 clients
+  bench-mcp [--rounds N] [--seconds S] [--only NAME] [--instructions]   requests per second
+                               and p50/p99 of chalie's MCP server beside rmcp's at 1, 10 and
+                               50 clients; --instructions: each server's instructions per
+                               request under callgrind instead
   bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
                                latency, PostgreSQL (across replicas) beside SQLite, one run
   build-time [--tools N] [--repeats N] [--workspace]   cold build and check time of N
@@ -68,7 +70,8 @@ commands:
                                requests on the built index (default: its set and CI's gate)
   cycles [--report]            import cycles between the files of each crate; fails on any
                                (--report: list them and pass)
-  lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)
+  lint [--similarity X]        no import cycle (as `cycles`), then review summaries, field
+                               descriptions and look-alike abilities (CI)
   tokens [--abilities N]       tokens (o200k_base) of tool definitions and results per request of
                                the demo, per provider; fails when a token goal is missed";
 
