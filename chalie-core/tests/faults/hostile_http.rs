@@ -299,7 +299,7 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
             method = loop {
                 let candidate = *rng.pick(METHODS);
                 // HEAD answers as GET does, which is not a flaw.
-                if !allowed.contains(&candidate) && !(candidate == "HEAD") {
+                if !allowed.contains(&candidate) && candidate != "HEAD" {
                     break candidate.to_owned();
                 }
             };

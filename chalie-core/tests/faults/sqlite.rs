@@ -38,10 +38,13 @@ fn scribble(path: &Path, offset: u64, length: usize) {
     file.write_all(&vec![0xA5; length]).unwrap();
 }
 
+/// One way to damage a closed database file.
+type Damage = dyn Fn(&Path);
+
 #[test]
 fn a_file_damaged_between_runs_is_refused_at_open_with_what_to_do() {
     let folder = tempfile::tempdir().unwrap();
-    let damages: [(&str, &dyn Fn(&Path)); 4] = [
+    let damages: [(&str, &Damage); 4] = [
         ("header overwritten", &|path| scribble(path, 0, 100)),
         ("a table page overwritten", &|path| {
             let length = std::fs::metadata(path).unwrap().len();

@@ -6,7 +6,7 @@
 //! ([`error`]), and also what axum answers by itself before a handler runs
 //! (a body that is not JSON, a wrong content type, a body over the limit, a
 //! path segment that is not UTF-8, an unknown route, a method the route
-//! does not take). [`harden`] installs that on a router.
+//! does not take). `harden` installs that on a router.
 //!
 //! | code | status | when |
 //! |---|---|---|
