@@ -112,6 +112,8 @@ impl SessionsBuilder {
     /// [`SessionError::Overloaded`] (the router answers `503` with
     /// `Retry-After`) rather than queue work without bound. Runs
     /// [`resume`](Sessions::resume)d after a restart are taken even past it.
+    /// The newest `runs` finished runs (at least 512) stay readable through
+    /// [`Sessions::run`] for clients that subscribe after their run ended.
     pub fn max_running(mut self, runs: usize) -> Self {
         self.config.max_running = runs;
         self
@@ -327,16 +329,18 @@ impl Sessions {
         }
         let mut runs = lock(&self.core.runs);
         // Finished runs stay for late subscribers, but not without bound:
-        // the newest half are kept, so a client that subscribes just after
-        // its run ended still reads it even when many runs go at once.
-        if runs.len() >= MAX_KEPT_RUNS {
+        // the newest are kept, as many as may run at once, so a client that
+        // subscribes just after its run ended still reads it even when the
+        // process runs at its limit.
+        let keep = (MAX_KEPT_RUNS / 2).max(self.core.config.max_running);
+        if runs.len() >= keep.saturating_mul(2) {
             let mut finished: Vec<(std::time::Instant, String)> = runs
                 .iter()
                 .filter(|(_, run)| run.events.is_closed())
                 .map(|(id, run)| (run.started, id.clone()))
                 .collect();
             finished.sort_unstable();
-            let forget = finished.len().saturating_sub(MAX_KEPT_RUNS / 2);
+            let forget = finished.len().saturating_sub(keep);
             for (_, id) in &finished[..forget] {
                 runs.remove(id);
             }
@@ -504,8 +508,8 @@ impl Sessions {
     }
 }
 
-/// How many runs this process keeps for [`Sessions::run`] before it drops
-/// the older half of the finished ones.
+/// Twice the fewest finished runs this process keeps for [`Sessions::run`]
+/// (it keeps as many as may run at once, when that is more).
 const MAX_KEPT_RUNS: usize = 1024;
 
 /// A prefix per `Sessions`, so the run ids of two processes, or of two

@@ -340,13 +340,16 @@ async fn past_the_limits_new_work_is_503_with_retry_after() {
 
 /// With more finished runs than the process keeps, the newest stay: a
 /// client subscribing just after its run ended still reads its events.
+/// (The load test above shows it with as many clients as the limit.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_just_ended_stays_readable_past_the_kept_runs() {
     let model = Arc::new(PerConversation { tool: "lookup" });
-    let sessions = sessions(model, Arc::new(MemoryStore::new())).build();
+    // Finished runs past twice the limit are forgotten, oldest first.
+    let sessions = sessions(model, Arc::new(MemoryStore::new()))
+        .max_running(600)
+        .build();
     let mut last = None;
-    // More than the 1,024 runs a process keeps before forgetting some.
-    for number in 0..1100 {
+    for number in 0..1300 {
         let run = sessions
             .send(&format!("kept-{number}"), "look up rust")
             .unwrap();
