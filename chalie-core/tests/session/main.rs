@@ -20,6 +20,7 @@ mod modes;
 #[cfg(feature = "openai")]
 mod openai;
 mod owners;
+mod records;
 #[cfg(feature = "postgres")]
 mod replicas;
 #[cfg(feature = "sqlite")]

@@ -58,6 +58,15 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE tool_calls ADD COLUMN card TEXT;
     ",
+    // 5: each principal's records (`RecordStore`), soft-deleted with a
+    // timestamp; ids are unique in a collection.
+    "
+    CREATE TABLE user_records (
+        collection TEXT NOT NULL, id BIGINT NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
+        deleted_at TIMESTAMPTZ, PRIMARY KEY (collection, id)
+    );
+    CREATE INDEX user_records_by_owner ON user_records (owner, collection, id);
+    ",
 ];
 
 /// The version this code brings a database to.
