@@ -64,6 +64,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         &[(crate::postgres::URL_VARIABLE, &postgres.url)],
     )?;
     drop(postgres);
+    // Faults and load at the size CI affords, with their table.
+    println!("\n$ cargo xtask soak");
+    crate::soak::run(&[])?;
     // The API docs build without a warning: a broken or private intra-doc
     // link fails here, not on docs.rs.
     cargo_with(

@@ -15,6 +15,7 @@ mod manifest;
 mod node_env;
 mod postgres;
 mod python_env;
+mod soak;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,9 @@ commands:
   fetch-model [--dir DIR]      download and verify the default embedding model
   postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
                                `postgres` store's tests (installs the distribution's package)
+  soak [--full]                hostile HTTP, many SSE clients, a damaged, full and shared SQLite
+                               file, processes killed: one table (CI size; --full: 1M requests,
+                               1,000 clients)
   python-env                   a venv with the official Python MCP SDK, for the MCP tests
   node-env                     the official TypeScript MCP SDK client (npm ci), for the MCP tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
         "python-env" => python_env::run(&rest),
         "node-env" => node_env::run(&rest),
         "postgres" => postgres::run(&rest),
+        "soak" => soak::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

@@ -147,6 +147,8 @@ pub use crate::dispatch::mode::{Mode, UnknownMode};
 pub use event::{Activity, Event, EventError, Phase};
 pub use history::{HistoryMessage, HistoryToolCall};
 #[cfg(feature = "http")]
+pub use http::errors as http_errors;
+#[cfg(feature = "http")]
 pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use store::memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.

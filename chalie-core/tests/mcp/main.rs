@@ -11,6 +11,7 @@ mod ask;
 mod consume;
 mod interop;
 mod lists;
+mod misbehave;
 mod python;
 mod serve;
 mod sessions;

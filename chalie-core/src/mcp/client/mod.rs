@@ -354,10 +354,16 @@ impl Inner {
                 self.drop_connection().await;
                 degraded("disconnected", error.to_string())
             }
-            Err(_) => degraded(
-                "timeout",
-                format!("no result within {:.1} s", self.spec.timeout.as_secs_f64()),
-            ),
+            Err(_) => {
+                // A server that did not answer in time may be stuck (in a
+                // loop, flooding notifications, having lost the request):
+                // the next call starts it again, as the envelope's hint says.
+                self.drop_connection().await;
+                degraded(
+                    "timeout",
+                    format!("no result within {:.1} s", self.spec.timeout.as_secs_f64()),
+                )
+            }
         }
     }
 }

@@ -22,11 +22,15 @@
 //! request opened it; a request on a session (or a run, or an approval) of
 //! another principal, or of none, is `403` and nothing runs.
 //!
-//! Errors are JSON `{"error": "..."}` with `401` (not authenticated),
-//! `403` (not the session's owner), `404` (unknown run), `409` (no such
-//! pending approval, no plan), `422` (a bad body) or `500` (the store).
+//! Errors, axum's own rejections included, are JSON
+//! `{"error": "...", "code": "..."}` with `401` (not authenticated), `403`
+//! (not the session's owner), `404` (unknown run or route), `405`, `409` (no
+//! such pending approval, no plan), `413` (a body over
+//! [`errors::BODY_LIMIT`]), `415`, `422` (a bad body), `500` (the store) or
+//! `503` (overloaded, with `Retry-After`): see [`errors`] for the codes.
 
 mod auth;
+pub mod errors;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -66,7 +70,8 @@ use crate::turn::Principal;
 /// # Ok(()) }
 /// ```
 pub fn router<A: Authenticate>(sessions: Sessions, auth: A) -> Router {
-    Router::new()
+    let max_streams = sessions.core.config.max_streams;
+    let routes = Router::new()
         .route("/sessions", post(create_session::<A>))
         .route("/sessions/{id}/messages", post(send::<A>).get(history::<A>))
         .route("/sessions/{id}", patch(set_mode::<A>))
@@ -81,7 +86,8 @@ pub fn router<A: Authenticate>(sessions: Sessions, auth: A) -> Router {
         .with_state(Api {
             sessions,
             auth: Arc::new(auth),
-        })
+        });
+    errors::harden(routes, max_streams)
 }
 
 /// What every handler shares.
@@ -129,6 +135,7 @@ fn session_error(failure: SessionError) -> Response {
         SessionError::NotOwner { .. } => StatusCode::FORBIDDEN,
         SessionError::NotPending { .. } => StatusCode::CONFLICT,
         SessionError::EmptyPlan(_) => StatusCode::CONFLICT,
+        SessionError::Overloaded { .. } => return errors::overloaded("running runs"),
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, failure)
