@@ -41,6 +41,7 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     }
     prepare()?;
     prepare_python()?;
+    prepare_browser()?;
     // The `postgres` store's tests run against a real server, started here
     // and stopped when `postgres` drops, whether the tests pass or not.
     let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
@@ -141,6 +142,12 @@ fn prepare() -> Outcome {
     crate::index::run("fetch-model", &[])?;
     println!("\n$ cargo xtask index");
     crate::index::run("index", &[])
+}
+
+/// The headless Chromium the console's browser tests drive.
+fn prepare_browser() -> Outcome {
+    println!("\n$ cargo xtask browser");
+    crate::browser::run(&[])
 }
 
 /// The Python MCP SDK the MCP interop tests drive chalie with.

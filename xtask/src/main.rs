@@ -6,6 +6,7 @@
 mod bench_dispatch;
 mod bench_mcp;
 mod bench_replicas;
+mod browser;
 mod build_time;
 mod ci;
 mod cycles;
@@ -57,6 +58,8 @@ commands:
   postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
                                `postgres` store's tests (installs the distribution's package)
   python-env                   a venv with the official Python MCP SDK, for the MCP tests
+  browser                      headless Chromium and chromedriver (the distribution's packages),
+                               for the console's browser tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         "cycles" => cycles::run(&rest),
         "index" | "eval" | "golden" | "fetch-model" | "tokens" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
+        "browser" => browser::run(&rest),
         "postgres" => postgres::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -216,7 +216,7 @@ fn find_binaries() -> Option<PathBuf> {
         .find(|dir| has_both(dir))
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     id(&["-u"]).is_ok_and(|uid| uid == 0)
 }
 

@@ -128,6 +128,7 @@ pub(crate) mod event_log;
 pub(crate) mod history;
 #[cfg(feature = "http")]
 mod http;
+mod inspect;
 pub(crate) mod model;
 pub(crate) mod owner;
 pub(crate) mod run;
@@ -138,7 +139,10 @@ pub use crate::dispatch::mode::{Mode, UnknownMode};
 pub use event::{Activity, Event, EventError, Phase};
 pub use history::{HistoryMessage, HistoryToolCall};
 #[cfg(feature = "http")]
-pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
+pub use http::{
+    Authenticate, BearerTokens, TokenError, ToolsApi, Unauthorized, console, console_at, router,
+};
+pub use inspect::{Candidate, CountTokens, Discover, DiscoveryReport, RungReport};
 pub use store::memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.
 pub(crate) use crate::dispatch::mode;

@@ -27,6 +27,8 @@
 //! pending approval, no plan), `422` (a bad body) or `500` (the store).
 
 mod auth;
+mod console;
+mod tools;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -44,6 +46,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 pub use auth::{Authenticate, BearerTokens, TokenError, Unauthorized};
+pub use console::{console, console_at};
+pub use tools::ToolsApi;
 
 use crate::session::mode::Mode;
 use crate::session::owner::AsPrincipal;
