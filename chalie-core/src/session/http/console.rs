@@ -54,8 +54,9 @@ pub fn console() -> Router {
     console_at("/ai")
 }
 
-/// The console, calling the API mounted at `api_base` (a path such as
-/// `/api/v1`, or a full origin the browser may reach).
+/// The console, calling the API mounted at `api_base`, a path on the same
+/// origin such as `/api/v1` (the page's content security policy lets it
+/// connect to its own origin only).
 pub fn console_at(api_base: &str) -> Router {
     let page = INDEX.replace("{{API_BASE}}", &attribute(api_base.trim_end_matches('/')));
     let mut router = Router::new().route("/", get(move || page_response(page.clone())));
