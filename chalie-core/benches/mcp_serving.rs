@@ -313,8 +313,28 @@ struct Child {
 }
 
 async fn spawn_server(which: &str) -> Result<Child, String> {
+    spawn_server_counted(which, None).await
+}
+
+/// A server in a child process; with `callgrind_out`, under callgrind,
+/// which writes the server's instruction count there when it exits.
+async fn spawn_server_counted(
+    which: &str,
+    callgrind_out: Option<&std::path::Path>,
+) -> Result<Child, String> {
     let exe = std::env::current_exe().map_err(|error| error.to_string())?;
-    let mut process = tokio::process::Command::new(exe)
+    let mut command = match callgrind_out {
+        None => tokio::process::Command::new(exe),
+        Some(out) => {
+            let mut command = tokio::process::Command::new("valgrind");
+            command
+                .args(["--tool=callgrind", "--quiet"])
+                .arg(format!("--callgrind-out-file={}", out.display()))
+                .arg(exe);
+            command
+        }
+    };
+    let mut process = command
         .env(SERVE_VARIABLE, which)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -511,6 +531,8 @@ struct Options {
     rounds: usize,
     seconds: f64,
     only: Option<String>,
+    /// Count instructions per request under callgrind instead of timing.
+    instructions: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -518,6 +540,7 @@ fn options() -> Result<Options, String> {
         rounds: 5,
         seconds: 2.0,
         only: None,
+        instructions: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -537,11 +560,12 @@ fn options() -> Result<Options, String> {
                     .ok_or("--seconds takes a number above 0")?;
             }
             "--only" => options.only = Some(args.next().ok_or("--only takes a scenario name")?),
+            "--instructions" => options.instructions = true,
             // cargo bench passes this to every bench binary.
             "--bench" => {}
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --rounds N, --seconds S or --only NAME (echo, sum_squares, wait_io, list)"
+                    "unknown option `{other}`; expected --rounds N, --seconds S, --only NAME (echo, sum_squares, wait_io, list) or --instructions"
                 ));
             }
         }
@@ -690,6 +714,86 @@ async fn drive(options: Options) -> Result<bool, String> {
     Ok(all_met)
 }
 
+/// Requests a counted server answers: the short run and the long one,
+/// whose difference leaves out start-up, `initialize` and shutdown.
+const COUNTED: [usize; 2] = [40, 240];
+
+/// The server's instructions per request of each scenario, under
+/// callgrind: one process per server, scenario and request count, the
+/// per-request figure from the difference of the two counts. Unlike
+/// requests per second, it does not move with the machine's other load.
+async fn count_instructions(options: &Options) -> Result<(), String> {
+    let out_dir = std::path::Path::new("../target/callgrind");
+    std::fs::create_dir_all(out_dir).map_err(|error| error.to_string())?;
+    let mut scenarios = vec![
+        Request::Call("echo"),
+        Request::Call("sum_squares"),
+        Request::List,
+    ];
+    if let Some(only) = &options.only {
+        scenarios.retain(|request| match request {
+            Request::Call(tool) => tool == only,
+            Request::List => only == "list",
+        });
+    }
+    println!(
+        "MCP serving over streamable HTTP, one client: the server's instructions per request under callgrind ({} vs {} requests per process)",
+        COUNTED[0], COUNTED[1]
+    );
+    println!(
+        "{:<26} {:>14} {:>14} {:>8}",
+        "scenario", "chalie", "rmcp", "ratio"
+    );
+    for request in scenarios {
+        let mut per_request = Vec::new();
+        for which in ["chalie", "rmcp"] {
+            let mut totals = Vec::new();
+            for count in COUNTED {
+                let out = out_dir.join(format!("mcp.{which}.{}.{count}.out", request.label().replace(' ', "_")));
+                let mut child = spawn_server_counted(which, Some(&out)).await?;
+                let client = ()
+                    .serve(StreamableHttpClientTransport::from_uri(child.url.as_str()))
+                    .await
+                    .map_err(|error| format!("a client of the {which} server: {error}"))?;
+                for _ in 0..count {
+                    request.send(&client).await?;
+                }
+                let _ = client.cancel().await;
+                drop(child.process.stdin.take());
+                child
+                    .process
+                    .wait()
+                    .await
+                    .map_err(|error| error.to_string())?;
+                totals.push(collected_instructions(&out)?);
+            }
+            per_request.push(
+                (totals[1] as f64 - totals[0] as f64) / (COUNTED[1] - COUNTED[0]) as f64,
+            );
+        }
+        println!(
+            "{:<26} {:>14.0} {:>14.0} {:>7.2}x",
+            request.label(),
+            per_request[0],
+            per_request[1],
+            per_request[0] / per_request[1]
+        );
+    }
+    println!("callgrind files: target/callgrind/mcp.*.out");
+    Ok(())
+}
+
+/// The instructions callgrind counted, from its `summary:` line.
+fn collected_instructions(out: &std::path::Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(out)
+        .map_err(|error| format!("callgrind wrote no {}: {error}", out.display()))?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("summary:"))
+        .or_else(|| text.lines().find_map(|line| line.strip_prefix("totals:")))
+        .and_then(|count| count.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| format!("no instruction count in {}", out.display()))
+}
+
 fn main() -> std::process::ExitCode {
     let outcome = match std::env::var(SERVE_VARIABLE) {
         Ok(which) => serve(&which).map(|()| true),
@@ -698,7 +802,13 @@ fn main() -> std::process::ExitCode {
                 .enable_all()
                 .build()
                 .map_err(|error| format!("no runtime: {error}"))?
-                .block_on(drive(options))
+                .block_on(async {
+                    if options.instructions {
+                        count_instructions(&options).await.map(|()| true)
+                    } else {
+                        drive(options).await
+                    }
+                })
         }),
     };
     match outcome {

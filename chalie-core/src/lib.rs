@@ -55,38 +55,56 @@
 //! [`ability`], [`ToolResult`], [`registry()`], [`Dispatcher`] and
 //! [`Channel`]. The root holds those and the few types a first program
 //! meets next ([`Turn`], [`ToolCall`], [`ToolError`], [`Registry`]);
-//! the rest has one home each:
-//! - [`dispatch`]: the [`Policy`](dispatch::Policy) behind
+//! the rest has one home each, and each folder of the source one role:
+//! - [`dispatch`] (`dispatch/`): the [`Policy`](dispatch::Policy) behind
 //!   [`allow`](dispatch::DispatcherBuilder::allow), approvers, rate limits,
 //!   external tools, and [`Dispatcher::dispatch`] for a call on a
-//!   conversation's [`Turn`].
-//! - [`turn`]: what a turn carries (its action trail, principal, clock,
-//!   extensions).
+//!   conversation's [`Turn`]. `flow.rs` runs
+//!   [the steps of a call](Dispatcher#the-steps-of-a-call), one file per
+//!   step beside it (`resolve`, `reach`, `validate`, `admit`, `gate`,
+//!   `execute`).
+//! - [`turn`] (`turn/`): the per-call context and what it carries
+//!   (principal, clock, extensions, call ids), and its action trail
+//!   (`turn/trail.rs`: the records, the gate's decisions, the one builder
+//!   of a permission string).
 //! - [`result`] and [`envelope`]: the parts of a [`ToolResult`] and
 //!   [`render_envelope`](envelope::render_envelope), the one renderer of
 //!   what the model reads.
-//! - [`descriptor`]: [`assemble`](descriptor::assemble) builds the tool
-//!   definition, [`ToolDescriptor::render`](descriptor::ToolDescriptor::render)
-//!   renders it per [`Provider`](descriptor::Provider).
-//! - [`params`]: parameter errors and types beyond `#[derive(Params)]`.
-//! - [`contracts`]: versions, manifests, profiles, pages and caps.
-//! - [`session`] runs conversations over the dispatcher: a model calling
-//!   tools, typed events, approval / auto / plan modes, a persistent store.
+//! - [`descriptor`] (`descriptor/`): [`assemble`](descriptor::assemble)
+//!   builds the tool definition,
+//!   [`ToolDescriptor::render`](descriptor::ToolDescriptor::render)
+//!   renders it per [`Provider`](descriptor::Provider)
+//!   (`descriptor/providers.rs`).
+//! - [`params`] (`params/`): parameter errors and types beyond
+//!   `#[derive(Params)]`; the [`Ability`] trait and its spec are at the
+//!   root, defined in `ability/` with the checks `#[ability]` runs on its
+//!   input examples.
+//! - [`contracts`] (`contracts/`): what an ability uses at run time
+//!   (pages, cursors, caps, the scratchpad, standard parameters,
+//!   profiles); [`contracts::build`] (`contracts/build/`): what the build
+//!   checks (manifests, the lock and its semver bumps, the description
+//!   lint, the `manifest` and `lint` commands).
+//! - [`session`] (`session/`) runs conversations over the dispatcher:
+//!   `run/` the loop and one call, `store/` the stores (memory, SQLite,
+//!   PostgreSQL), `model/` the model clients (OpenAI-compatible,
+//!   Anthropic, scripted), `http/` the HTTP API; typed events, approval /
+//!   auto / plan modes.
+//! - `mcp` (`mcp/`, feature `mcp`): the MCP server and client.
+//!
+//! No file imports a file that imports it back: `cargo xtask lint` fails
+//! on an import cycle between the files of a crate.
 
 mod ability;
-mod clock;
 pub mod contracts;
 pub mod descriptor;
 pub mod dispatch;
 pub mod envelope;
-mod extensions;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod params;
-mod principal;
-mod providers;
 mod registry;
 pub mod result;
+mod sealed;
 pub mod session;
 pub mod turn;
 
@@ -180,8 +198,9 @@ pub mod __private {
     pub use serde_json::Value;
 
     pub use crate::ability::{
-        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, MACRO_ONLY,
-        MacroOnly, TurnBinding, derive_permission, fallback_result, pin_future,
+        AbilitySpec, AbilitySpecParts, ActionSpec, BoxFuture, Effect, Location, TurnBinding,
+        derive_permission, example_key_problem, example_missing_problem, example_value_problem,
+        fallback_result, pin_future,
     };
     pub use crate::contracts::{OUTPUT_SCHEMAS, OutputEntry};
     pub use crate::dispatch::RateLimit;
@@ -189,11 +208,11 @@ pub mod __private {
         Bounded, Bounds, ClampBound, ClampSite, DefaultLiteral, DefaultRule, DefaultSite,
         ExampleValue, FieldKind, FieldSpec, InputExample, NoParams, ObjectReader, ObjectSchema,
         ParamErrors, ParamType, Params, ability_fields, clamp_problem, default_problem,
-        enum_schema, example_key_problem, example_missing_problem, example_value_problem, fail_on,
-        fallback_schema, field_actions_problem, has_field, params_schema, parse_enum_value,
-        parse_object, required_field_problem,
+        enum_schema, fail_on, fallback_schema, field_actions_problem, has_field, params_schema,
+        parse_enum_value, parse_object, required_field_problem,
     };
     pub use crate::registry::{ABILITIES, AbilityEntry};
+    pub use crate::sealed::{MACRO_ONLY, MacroOnly};
 }
 
 #[doc = include_str!("../README.md")]

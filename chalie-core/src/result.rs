@@ -480,3 +480,35 @@ pub use chalie_rules::is_kebab_case;
 fn kebabize(code: &str) -> String {
     chalie_rules::suggest_kebab_case(code).unwrap_or_else(|| "tool-error".into())
 }
+
+/// `error` and its causes in one line, `outer: cause: root`, leaving out a
+/// cause whose text the message already holds: what an operator or a model
+/// needs when the outer message alone ("error sending request") does not
+/// say why (the connection was refused).
+///
+/// ```
+/// use chalie_core::result::error_chain;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("the embedder is unreachable")]
+/// struct Unreachable(#[source] std::io::Error);
+///
+/// let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+/// assert_eq!(
+///     error_chain(&Unreachable(refused)),
+///     "the embedder is unreachable: connection refused"
+/// );
+/// ```
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use crate::cache::EmbeddingCache;
-use crate::descriptor::{self, Descriptor};
+use crate::descriptor::{self, Descriptor, discoverable};
 use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::index::{ENTRIES_FILE, Index, StoredEntry};
@@ -90,22 +90,6 @@ fn centroid(vectors: &[&Vec<f32>]) -> Vec<f32> {
     }
     crate::embed::l2_normalise(&mut sum);
     sum
-}
-
-/// Validates all descriptors and returns the discoverable ones in canonical order.
-pub(crate) fn discoverable(descriptors: &[Descriptor]) -> Result<Vec<&Descriptor>, IndexError> {
-    let mut seen = BTreeSet::new();
-    for descriptor in descriptors {
-        descriptor::validate(descriptor)?;
-        if !seen.insert((&descriptor.source, &descriptor.name)) {
-            return Err(IndexError::DuplicateName {
-                name: descriptor.qualified_name(),
-            });
-        }
-    }
-    let mut kept: Vec<&Descriptor> = descriptors.iter().filter(|d| d.discoverable).collect();
-    kept.sort_by(|a, b| (&a.source, &a.name).cmp(&(&b.source, &b.name)));
-    Ok(kept)
 }
 
 fn remove_artifacts(dir: &Path) -> Result<(), IndexError> {

@@ -238,6 +238,23 @@ fn key_words(key: &str) -> String {
     words
 }
 
+/// Validates all descriptors and returns the discoverable ones in canonical order.
+#[cfg(feature = "engine")]
+pub(crate) fn discoverable(descriptors: &[Descriptor]) -> Result<Vec<&Descriptor>, IndexError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for descriptor in descriptors {
+        validate(descriptor)?;
+        if !seen.insert((&descriptor.source, &descriptor.name)) {
+            return Err(IndexError::DuplicateName {
+                name: descriptor.qualified_name(),
+            });
+        }
+    }
+    let mut kept: Vec<&Descriptor> = descriptors.iter().filter(|d| d.discoverable).collect();
+    kept.sort_by(|a, b| (&a.source, &a.name).cmp(&(&b.source, &b.name)));
+    Ok(kept)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::build::discoverable;
-use crate::descriptor::{self, Descriptor, Source, normalise_name};
+use crate::descriptor::{self, Descriptor, Source, discoverable, normalise_name};
 use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::keyword::{NAMES_DIR, NameIndex};

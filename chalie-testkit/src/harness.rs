@@ -11,8 +11,6 @@ use chalie_core::{
 };
 use serde_json::Value;
 
-use crate::Smoke;
-
 /// A change to the dispatcher under test, kept so a smoke run can repeat it.
 pub(crate) type Configure = Arc<dyn Fn(DispatcherBuilder) -> DispatcherBuilder + Send + Sync>;
 
@@ -240,7 +238,7 @@ pub struct Harness {
     clock: Clock,
     pub(crate) mode: Mode,
     pub(crate) approver: Option<ScriptedApprover>,
-    configure: Vec<Configure>,
+    pub(crate) configure: Vec<Configure>,
 }
 
 impl Harness {
@@ -281,15 +279,6 @@ impl Harness {
     /// The clock the abilities read.
     pub fn clock(&self) -> Clock {
         self.clock
-    }
-
-    /// A [`Smoke`] run over the harness's abilities with the same clock and
-    /// host state; add example calls, then `.run().await`.
-    pub fn smoke(&self) -> Smoke {
-        let clock = self.clock;
-        Smoke::new(self.registry())
-            .configure(move |builder| builder.extension(clock))
-            .with_configure(&self.configure)
     }
 
     /// Calls `tool` with `arguments` as a model would.

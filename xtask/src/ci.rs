@@ -39,6 +39,10 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     if let Some(unknown) = args.first() {
         return Err(format!("`cargo xtask test` takes no options, got `{unknown}`").into());
     }
+    // The layout first: it takes a second, and an import cycle between
+    // files fails before the long steps (`lint` checks it again).
+    println!("$ cargo xtask cycles");
+    crate::cycles::check()?;
     prepare()?;
     prepare_python()?;
     // The `postgres` store's tests run against a real server, started here

@@ -37,35 +37,65 @@ pub(crate) fn run(args: &[String]) -> Outcome {
             return Err(format!("unknown option `{other}`; expected --report").into());
         }
     };
-    let root = project_root();
-    let mut total = 0;
-    for source in CRATES {
+    let cycles = find(&project_root(), CRATES)?;
+    for cycle in &cycles {
+        eprintln!("import cycle: {}", cycle.join(" ⇄ "));
+    }
+    if report_only && !cycles.is_empty() {
+        println!("cycles: {} import cycle(s)", cycles.len());
+        return Ok(());
+    }
+    gate(&cycles)
+}
+
+/// The check `cargo xtask lint` and `cargo xtask test` run: fails on any
+/// import cycle between the files of a crate, naming each.
+pub(crate) fn check() -> Outcome {
+    let cycles = find(&project_root(), CRATES)?;
+    for cycle in &cycles {
+        eprintln!("import cycle: {}", cycle.join(" ⇄ "));
+    }
+    gate(&cycles)
+}
+
+/// Every import cycle of the crates whose source folders (relative to
+/// `root`) are `crates`, each as its files.
+fn find(root: &Path, crates: &[&str]) -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
+    let mut found = Vec::new();
+    for source in crates {
         let dir = root.join(source);
         if !dir.is_dir() {
             continue;
         }
         let graph = ModuleGraph::read(&dir)?;
         for cycle in graph.cycles() {
-            total += 1;
-            let files: Vec<String> = cycle
-                .iter()
-                .map(|file| format!("{source}/{}", file.display()))
-                .collect();
-            eprintln!("import cycle: {}", files.join(" ⇄ "));
+            found.push(
+                cycle
+                    .iter()
+                    .map(|file| format!("{source}/{}", file.display()))
+                    .collect(),
+            );
         }
     }
-    if total == 0 {
+    Ok(found)
+}
+
+/// Passes with no cycle; otherwise the error says what to do about them.
+fn gate(cycles: &[Vec<String>]) -> Outcome {
+    if cycles.is_empty() {
         println!("cycles: no import cycle between the files of any crate");
-        Ok(())
-    } else if report_only {
-        println!("cycles: {total} import cycle(s)");
-        Ok(())
-    } else {
-        Err(format!(
-            "cycles: {total} import cycle(s) between files; move what both sides need into a module of its own, or make the data run one way"
-        )
-        .into())
+        return Ok(());
     }
+    Err(format!(
+        "cycles: {} import cycle(s) between files ({}); move what both sides need into a module of its own, or make the data run one way",
+        cycles.len(),
+        cycles
+            .iter()
+            .map(|cycle| cycle.join(" ⇄ "))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
+    .into())
 }
 
 /// One crate's files, their module paths and the `use` edges between them.
@@ -483,5 +513,48 @@ mod tests {
             ),
         ]);
         assert!(graph.cycles().is_empty());
+    }
+
+    /// A crate of two files that import each other, beside one without a
+    /// cycle: the gate `lint` and `test` run fails on the first and names
+    /// its files, and passes the second.
+    #[test]
+    fn the_gate_fails_on_a_crate_with_a_cycle() {
+        let root = tempfile_dir();
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap_or(&root)).unwrap_or(());
+            std::fs::write(path, text).unwrap_or(());
+        };
+        write("cyclic/src/lib.rs", "mod a; mod b;");
+        write("cyclic/src/a.rs", "use crate::b::B; pub struct A(B);");
+        write("cyclic/src/b.rs", "use crate::a::A; pub struct B(Box<A>);");
+        write("acyclic/src/lib.rs", "mod a; mod b;");
+        write("acyclic/src/a.rs", "use crate::b::B; pub struct A(B);");
+        write("acyclic/src/b.rs", "pub struct B;");
+
+        let cycles = find(&root, &["cyclic/src", "acyclic/src"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cycles, [vec!["cyclic/src/a.rs", "cyclic/src/b.rs"]]);
+        let error = gate(&cycles)
+            .expect_err("a cycle fails the gate")
+            .to_string();
+        assert!(
+            error.contains("1 import cycle(s)")
+                && error.contains("cyclic/src/a.rs ⇄ cyclic/src/b.rs"),
+            "{error}"
+        );
+
+        let clean = find(&root, &["acyclic/src"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(clean.is_empty(), "{clean:?}");
+        assert!(gate(&clean).is_ok());
+    }
+
+    /// This workspace holds the line the gate draws: no file of any crate
+    /// is in an import cycle. Part of `cargo test`, so a new cycle fails
+    /// the tests as well as `cargo xtask lint`.
+    #[test]
+    fn the_workspace_has_no_import_cycle() {
+        let cycles = find(&project_root(), CRATES).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cycles.is_empty(), "{cycles:#?}");
     }
 }

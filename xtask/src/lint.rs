@@ -1,11 +1,13 @@
-//! `cargo xtask lint`: would a model understand every linked ability? The
-//! command is chalie-core's [`lint_command`], the same a user's `Xtask`
-//! runs.
+//! `cargo xtask lint`: no import cycle between the files of any crate
+//! (see [`cycles`](crate::cycles)), then: would a model understand every
+//! linked ability? That second part is chalie-core's [`lint_command`], the
+//! same a user's `Xtask` runs.
 
-use chalie_core::contracts::lint_command;
+use chalie_core::contracts::build::lint_command;
 
 use crate::Outcome;
 
 pub(crate) fn run(args: &[String]) -> Outcome {
+    crate::cycles::check()?;
     Ok(lint_command(args)?)
 }

@@ -68,7 +68,8 @@ commands:
                                requests on the built index (default: its set and CI's gate)
   cycles [--report]            import cycles between the files of each crate; fails on any
                                (--report: list them and pass)
-  lint [--similarity X]        review summaries, field descriptions and look-alike abilities (CI)
+  lint [--similarity X]        no import cycle (as `cycles`), then review summaries, field
+                               descriptions and look-alike abilities (CI)
   tokens [--abilities N]       tokens (o200k_base) of tool definitions and results per request of
                                the demo, per provider; fails when a token goal is missed";
 

@@ -3,7 +3,7 @@
 //! deployment version of the whole set. The command is chalie-core's
 //! [`manifest_command`], the same a user's `Xtask` runs.
 
-use chalie_core::contracts::manifest_command;
+use chalie_core::contracts::build::manifest_command;
 
 use crate::{Outcome, project_root};
 
@@ -13,7 +13,7 @@ pub(crate) fn run(args: &[String]) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use chalie_core::contracts::{ContractLock, LOCK_FILE, check_lock, linked_manifest};
+    use chalie_core::contracts::build::{ContractLock, LOCK_FILE, check_lock, linked_manifest};
 
     use crate::project_root;
 
@@ -40,9 +40,9 @@ mod tests {
     #[test]
     fn the_examples_pass_the_lint() {
         let registry = chalie_core::registry().expect("unique names");
-        let findings = chalie_core::contracts::lint(
+        let findings = chalie_core::contracts::build::lint(
             registry.iter(),
-            &chalie_core::contracts::LintOptions::default(),
+            &chalie_core::contracts::build::LintOptions::default(),
         );
         let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
         assert!(findings.is_empty(), "{}", findings.join("\n"));

@@ -5,35 +5,12 @@ use serde_json::Value;
 
 use super::cursor::{Cursor, CursorError, CursorKey, Position};
 use super::page::keys;
-use super::scratchpad::{Scratchpad, ScratchpadSlice};
+use super::scratchpad::{Scratchpad, ScratchpadSlice, slice_text};
 use crate::ToolResult;
 
 /// The ability name continuation cursors are issued for: the scratchpad
 /// reader holds the full text.
 pub const SCRATCHPAD_ABILITY: &str = "scratchpad";
-
-/// Up to `max_chars` characters of `text` from character `offset`, and the
-/// character offset just past them.
-///
-/// The cut falls on a character boundary, and on a line end when one lies
-/// in the second half of the window, so the model rarely sees half a line.
-pub fn slice_text(text: &str, offset: usize, max_chars: usize) -> (&str, usize) {
-    let start = text
-        .char_indices()
-        .nth(offset)
-        .map_or(text.len(), |(index, _)| index);
-    let rest = &text[start..];
-    let Some((window_end, _)) = rest.char_indices().nth(max_chars) else {
-        return (rest, offset + rest.chars().count());
-    };
-    let window = &rest[..window_end];
-    let cut = match window.rfind('\n') {
-        Some(newline) if window[..newline].chars().count() >= max_chars / 2 => newline + 1,
-        _ => window_end,
-    };
-    let slice = &rest[..cut];
-    (slice, offset + slice.chars().count())
-}
 
 /// A text fitted under a cap.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::cap::slice_text;
 use crate::{ToolResult, result::Retry};
 
 /// How much one session's scratchpad may hold; the oldest entries are
@@ -294,4 +293,27 @@ impl Scratchpad {
     pub fn bytes(&self) -> usize {
         self.lock().bytes
     }
+}
+
+/// Up to `max_chars` characters of `text` from character `offset`, and the
+/// character offset just past them.
+///
+/// The cut falls on a character boundary, and on a line end when one lies
+/// in the second half of the window, so the model rarely sees half a line.
+pub fn slice_text(text: &str, offset: usize, max_chars: usize) -> (&str, usize) {
+    let start = text
+        .char_indices()
+        .nth(offset)
+        .map_or(text.len(), |(index, _)| index);
+    let rest = &text[start..];
+    let Some((window_end, _)) = rest.char_indices().nth(max_chars) else {
+        return (rest, offset + rest.chars().count());
+    };
+    let window = &rest[..window_end];
+    let cut = match window.rfind('\n') {
+        Some(newline) if window[..newline].chars().count() >= max_chars / 2 => newline + 1,
+        _ => window_end,
+    };
+    let slice = &rest[..cut];
+    (slice, offset + slice.chars().count())
 }

@@ -1,4 +1,5 @@
-//! Step 4: running the call, with panics caught and the result checked.
+//! The **execute** step ([the steps](super::Dispatcher#the-steps-of-a-call)):
+//! running the call, with panics caught and the result checked.
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;

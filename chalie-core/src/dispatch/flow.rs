@@ -1,167 +1,28 @@
-//! The path of one call, step by step.
+//! The path of one call through [the steps](super::Dispatcher#the-steps-of-a-call),
+//! in their order; each step but the last is a function of its own file.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::call::{Dispatched, Recorded, Refusal, ToolCall};
+use super::call_state::CallState;
 use super::execute::Prepared;
 use super::gate::Gate;
-use super::limits::RateScope;
 use super::resolve::{Target, resolve};
 use super::reuse::reuse_key;
-use super::session::{Session, lock};
+use super::session_state::{SessionState, lock};
 use super::validate::{check_action, strip_framework_fields};
-use super::{Dispatcher, errors};
+use super::{Dispatcher, GateHook, errors};
 use crate::ability::TurnBinding;
-use crate::turn::{Name, NumberedId, Timing, TrailEntry};
+use crate::turn::{Name, NumberedId};
 use serde_json::Value;
 
-use crate::{
-    Channel, Effect, ToolResult, Turn, envelope::render_envelope, turn::CallStatus,
-    turn::GateDecision,
-};
-
-/// What is known about a call so far, for its record.
-#[derive(Debug, Clone)]
-pub(crate) struct CallState<'a> {
-    /// Shared or copied inline, never reallocated, by the call-bound turn,
-    /// the trail and the result.
-    pub(crate) call_id: Name,
-    /// As called: borrowed from the call until something must outlive it.
-    pub(crate) tool: Cow<'a, str>,
-    pub(crate) action: Option<String>,
-    /// The qualifier the ability derived from the parsed values (see
-    /// [`Ability::permission`](crate::Ability::permission)); it replaces
-    /// the action in the permission.
-    derived: Option<String>,
-    /// The registry's name for the tool, once it resolved to an ability:
-    /// the call-bound turn and the trail borrow it instead of copying.
-    registered: Option<&'static str>,
-    /// The ability's registry position, once resolved: reach and the
-    /// policy read by it rather than by the name.
-    pub(crate) position: Option<usize>,
-    decision: GateDecision,
-    refusal: Option<Refusal>,
-    background: bool,
-    reused: bool,
-    started: Instant,
-}
-
-impl CallState<'_> {
-    /// What qualifies the tool in its permission: the derived qualifier,
-    /// else the action.
-    pub(crate) fn qualifier(&self) -> Option<&str> {
-        self.derived.as_deref().or(self.action.as_deref())
-    }
-
-    /// The permission the call is gated on: `tool`, `tool.action` or
-    /// `tool.derived`.
-    pub(crate) fn permission(&self) -> String {
-        match self.qualifier() {
-            Some(qualifier) => format!("{}.{qualifier}", self.tool),
-            None => self.tool.to_string(),
-        }
-    }
-
-    /// The turn the ability runs with, bound to this call.
-    fn bind(&self, turn: &Turn) -> Turn {
-        let tool = match self.registered {
-            Some(name) => Name::Static(name),
-            None => Name::Shared(Arc::from(&*self.tool)),
-        };
-        turn.bound(self.call_id.clone(), tool)
-    }
-
-    /// Renders the envelope and builds the trail's entry, which shares the
-    /// call's names rather than copying them, and hands the entry to
-    /// `record`, which says where the dispatched call finds it (on the
-    /// trail, by position, for a call that ended). Recording here, rather
-    /// than returning both, spares every call a move of the pair. The
-    /// entry is not shared through an `Arc`: a trail keeps its entries,
-    /// and that allocation, never freed during the turn, costs more than
-    /// the position does.
-    fn conclude(
-        self,
-        result: ToolResult,
-        status: Option<CallStatus>,
-        record: impl FnOnce(TrailEntry) -> Recorded,
-    ) -> Dispatched {
-        let envelope = render_envelope(&self.tool, self.action.as_deref(), &result);
-        let status = status.unwrap_or(if result.is_success() {
-            CallStatus::Success
-        } else {
-            CallStatus::Error
-        });
-        let error_code = result.as_error().map(|error| error.code().to_shared());
-        let derived_permission = self.derived.is_some().then(|| self.permission());
-        let entry = TrailEntry {
-            call_id: self.call_id.clone(),
-            tool: match self.registered {
-                Some(name) => Name::Static(name),
-                None => Name::Shared(Arc::from(&*self.tool)),
-            },
-            action: self.action.map(|action| Name::Shared(Arc::from(action))),
-            // Unless the ability derived it, it is derived again from the
-            // tool and action when read.
-            permission: derived_permission,
-            decision: self.decision,
-            status,
-            error_code,
-            duration: Timing::Measured {
-                started: self.started,
-                ended: Instant::now(),
-            },
-            background: self.background,
-            reused: self.reused,
-        };
-        Dispatched {
-            envelope,
-            result,
-            decision: entry.decision,
-            entry: record(entry),
-            call_id: self.call_id,
-            refusal: self.refusal,
-        }
-    }
-
-    /// The same state, owning its tool name, for a task that outlives the
-    /// call.
-    fn into_owned(self) -> CallState<'static> {
-        CallState {
-            tool: Cow::Owned(self.tool.into_owned()),
-            call_id: self.call_id,
-            action: self.action,
-            derived: self.derived,
-            registered: self.registered,
-            position: self.position,
-            decision: self.decision,
-            refusal: self.refusal,
-            background: self.background,
-            reused: self.reused,
-            started: self.started,
-        }
-    }
-
-    /// Refuses the call for `why`: concluded with `result`, on the trail.
-    fn refuse(mut self, turn: &Turn, why: Refusal, result: ToolResult) -> Dispatched {
-        self.refusal = Some(why);
-        self.finish(turn, result)
-    }
-
-    /// Concludes the call and records it on the turn's trail.
-    fn finish(self, turn: &Turn, result: ToolResult) -> Dispatched {
-        self.conclude(result, None, |entry| {
-            let trail = turn.trail();
-            Recorded::OnTrail(trail.clone(), trail.record_entry(entry))
-        })
-    }
-}
+use crate::{Channel, Effect, ToolResult, Turn, turn::CallStatus, turn::GateDecision};
 
 impl Dispatcher {
-    /// Dispatches one call made during `turn`: resolve, reach,
-    /// pre-validate, tags, rate limit, gate, execute, render, record. Never panics;
+    /// Dispatches one call made during `turn`, through
+    /// [the steps](Dispatcher#the-steps-of-a-call). Never panics;
     /// every failure is an error envelope for the model, and every call is
     /// on the turn's action trail.
     ///
@@ -179,7 +40,19 @@ impl Dispatcher {
     ) -> impl Future<Output = Dispatched> + Send {
         // The span's future itself, not one more layer around it that
         // would move it once more on every call.
-        super::trace::traced(self, turn, call)
+        super::trace::traced(self, turn, call, None)
+    }
+
+    /// [`dispatch`](Self::dispatch) for a host that drives the turn (a
+    /// session): `hook` lends the gate the host's mode, its approvals and
+    /// its plan, for this call only.
+    pub(crate) fn dispatch_with_hook<'a>(
+        &'a self,
+        turn: &'a Turn,
+        call: ToolCall<'a>,
+        hook: &'a dyn GateHook,
+    ) -> impl Future<Output = Dispatched> + Send + 'a {
+        super::trace::traced(self, turn, call, Some(hook))
     }
 
     /// Dispatches one call of `name` with `arguments` on a fresh turn of
@@ -192,7 +65,12 @@ impl Dispatcher {
     }
 
     /// The call's path, inside its span.
-    pub(crate) async fn dispatch_untraced(&self, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
+    pub(crate) async fn dispatch_untraced(
+        &self,
+        turn: &Turn,
+        call: ToolCall<'_>,
+        hook: Option<&dyn GateHook>,
+    ) -> Dispatched {
         let ToolCall {
             id,
             name,
@@ -218,7 +96,7 @@ impl Dispatcher {
             started: Instant::now(),
         };
 
-        // 1. Resolve.
+        // Resolve.
         let target = match resolve(&self.registry, &self.external, &state.tool) {
             Ok(target) => target,
             Err(suggestions) => {
@@ -227,7 +105,7 @@ impl Dispatcher {
             }
         };
 
-        // 2. Reach: only what this turn was offered, whatever name is sent.
+        // Reach: only what this turn was offered, whatever name is sent.
         state.position = match target {
             Target::Ability(position, _) => Some(position),
             Target::External(..) => None,
@@ -240,7 +118,7 @@ impl Dispatcher {
             return state.refuse(turn, Refusal::NotAvailable, result);
         }
 
-        // 3. Pre-validate: framework fields, action, typed parameters.
+        // Pre-validate: framework fields, action, typed parameters.
         let framework = match strip_framework_fields(&mut arguments) {
             Ok(framework) => framework,
             Err(problems) => {
@@ -298,43 +176,15 @@ impl Dispatcher {
             }
         };
 
-        // 4. Tags the tool requires (declared on the ability or configured:
-        // the builder joined both), then the session's rate limit, then the
-        // ability's own. The session's comes first so a call it refuses
-        // spends nothing of the ability's smaller allowance.
-        let required = match self.required_tags.is_empty() {
-            true => None,
-            false => self.required_tags.get(&*state.tool),
-        };
-        if let Some(required) = required {
-            let missing: Vec<&str> = required
-                .iter()
-                .filter(|tag| !self.granted_tags.contains(*tag))
-                .map(String::as_str)
-                .collect();
-            if !missing.is_empty() {
-                let result = errors::missing_tags(&state.tool, &missing);
-                return state.refuse(turn, Refusal::MissingTags, result);
-            }
-        }
-        // The session's state is created only by what keeps something in
-        // it (a local rate window, a read's observation, a background
-        // call); a write only clears what exists, and looks for nothing
-        // while no session has any state.
-        if let Some(limit) = self.rate_limit
-            && let Err(result) = self.admit_call(turn, RateScope::Session, limit)
-        {
-            return state.refuse(turn, Refusal::RateLimited, result);
-        }
-        if let Some((name, limit)) = declared_limit
-            && let Err(result) = self.admit_call(turn, RateScope::Ability(name), limit)
-        {
-            return state.refuse(turn, Refusal::RateLimited, result);
+        // Admit: the tags the tool requires, then its rate limits.
+        if let Err((why, result)) = self.admit(turn, &state.tool, declared_limit) {
+            return state.refuse(turn, why, result);
         }
 
-        // 5. Gate.
+        // Gate.
         let gate = self.gate(
             turn,
+            hook,
             &state,
             effect,
             internal,
@@ -357,7 +207,7 @@ impl Dispatcher {
             }
         }
 
-        // 6. Execute: reuse an earlier read, or run inline or in the background.
+        // Execute: reuse an earlier read, or run inline or in the background.
         let call_turn = || state.bind(turn).with_host_extensions(&self.extensions);
         if let Some(summary) = framework
             .summary
@@ -367,6 +217,7 @@ impl Dispatcher {
             call_turn().report_progress(summary);
         }
         let reuse = match effect {
+            Effect::Read if !turn.reuses_reads() => None,
             Effect::Read => {
                 let session = self.session(turn.session_id());
                 let key = reuse_key(&state.tool, &arguments);
@@ -397,12 +248,13 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             match reuse {
                 Some(observation) => observation.settle(turn.run_id(), &result),
-                None => self.forget_observations_of(turn),
+                None if effect == Effect::Write => self.forget_observations_of(turn),
+                None => {}
             }
             return state.finish(turn, result);
         }
 
-        // 7. Render and record (for a background call: a receipt now, the
+        // Render and record (for a background call: a receipt now, the
         // final envelope when the task ends). The receipt
         // is recorded first so the task's update always finds it.
         state.background = true;
@@ -428,7 +280,10 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             match reuse {
                 Some(observation) => observation.settle(task_turn.run_id(), &result),
-                None => forget_observations(&session, task_turn.run_id()),
+                None if effect == Effect::Write => {
+                    forget_observations(&session, task_turn.run_id());
+                }
+                None => {}
             }
             let call_id = state.call_id.clone();
             let done = state.conclude(result, None, |entry| {
@@ -454,7 +309,7 @@ fn valid_qualifier(qualifier: &str) -> bool {
 /// A read that ran: where its result is kept for reuse, and under which
 /// generation of the run's cache.
 struct Observation {
-    session: Arc<Session>,
+    session: Arc<SessionState>,
     key: String,
     generation: u64,
 }
@@ -470,7 +325,7 @@ impl Observation {
 
 /// After a write: clears the run's observations again, since reads that
 /// overlapped it may have stored stale ones.
-fn forget_observations(session: &Session, run_id: &str) {
+fn forget_observations(session: &SessionState, run_id: &str) {
     lock(&session.reuse).invalidate(run_id);
 }
 

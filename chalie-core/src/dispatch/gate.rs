@@ -1,23 +1,13 @@
-//! Step 5: the permission gate.
+//! The **gate** step ([the steps](super::Dispatcher#the-steps-of-a-call)).
 //!
-//! A flat lookup of the permission (`tool` or `tool.action`, derived by
-//! the dispatcher from the tool and its validated action) on the turn's
-//! channel, tightened by the mode of the turn's [`GateHook`] (a session's;
-//! a plain turn is `auto` with the dispatcher's approver). A mode may only
-//! tighten what the policy gave, never loosen it, and never holds back a
-//! read. An ability declared `internal` is not looked up in the policy
-//! (it is treated as the setting `internal`), and `internal` only spares
-//! the approval prompt: an internal write is still a write.
-//!
-//! | policy | `approval` | `auto` | `plan` | `plan_collect` |
-//! |---|---|---|---|---|
-//! | `deny` | denied | denied | denied | denied |
-//! | `ask` | asks | asks | blocked | planned |
-//! | `allow` | asks | runs | blocked | planned |
-//! | `internal` | runs | runs | blocked | planned |
-//!
-//! A read is decided by the policy alone in every mode. There is one way
-//! to ask: the hook's `ask`, bounded by its timeout (60 s by default).
+//! A flat lookup of the permission (`tool` or `tool.qualifier`, built by
+//! [`permission`](crate::turn::permission)) on the turn's channel,
+//! tightened by the mode of the [`GateHook`] the call was dispatched with
+//! (a session's; a call without one is `auto` with the dispatcher's
+//! approver), as [the gate table](crate::session#modes-and-the-permission-gate)
+//! says: it has its one home there, with the sessions whose modes it
+//! reads. There is one way to ask: the hook's `ask`, bounded by its
+//! timeout.
 
 use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
@@ -28,9 +18,9 @@ use serde_json::{Value, json};
 
 use super::approver::{Approval, ApprovalRequest};
 use super::call::Refusal;
+use super::call_state::CallState;
 use super::errors;
-use super::flow::CallState;
-use super::hook::{ApproverGate, GateHook, HookError, TurnGate};
+use super::hook::{ApproverGate, GateHook, HookError};
 use super::mode::Mode;
 use super::{Dispatcher, Setting};
 use crate::{BoxFuture, Effect, ToolResult, Turn, turn::GateDecision};
@@ -78,6 +68,7 @@ impl Dispatcher {
     pub(crate) fn gate<'a>(
         &'a self,
         turn: &'a Turn,
+        hook: Option<&'a dyn GateHook>,
         state: &CallState<'_>,
         effect: Effect,
         internal: bool,
@@ -102,9 +93,8 @@ impl Dispatcher {
                 errors::denied(&state.permission()),
             ));
         }
-        let session = turn.extension::<TurnGate>();
-        let hook = match session {
-            Some(TurnGate(hook)) => Hook::Session(hook.as_ref()),
+        let hook = match hook {
+            Some(hook) => Hook::Session(hook),
             None => Hook::Plain(ApproverGate {
                 approver: self.approver.as_ref(),
                 timeout: self.approval_timeout,

@@ -1,8 +1,11 @@
 //! The gate's hook: what the gate asks of whoever runs the turn.
 //!
 //! The dispatcher owns this seam and the session implements it, so data
-//! runs one way: dispatch never imports the session. A turn without a
-//! hook is gated with the dispatcher's own [`Approver`] as if in `auto`.
+//! runs one way: dispatch never imports the session. The session passes
+//! its hook with each call it dispatches
+//! ([`Dispatcher::dispatch_with_hook`](super::Dispatcher::dispatch_with_hook));
+//! a call dispatched without one is gated with the dispatcher's own
+//! [`Approver`] as if in `auto`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,11 +54,7 @@ pub(crate) trait GateHook: Send + Sync {
     fn executing(&self, call_id: &str) -> Result<(), HookError>;
 }
 
-/// The hook a turn carries, as a turn extension the session puts there.
-#[derive(Clone)]
-pub(crate) struct TurnGate(pub(crate) Arc<dyn GateHook>);
-
-/// A turn without a session: the dispatcher's approver (if any), `auto`.
+/// A call dispatched without a hook: the dispatcher's approver (if any), `auto`.
 pub(crate) struct ApproverGate<'a> {
     pub(crate) approver: Option<&'a Arc<dyn Approver>>,
     pub(crate) timeout: Duration,

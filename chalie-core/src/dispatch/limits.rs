@@ -6,10 +6,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::session::lock;
-use super::{Dispatcher, errors};
-use crate::{ToolResult, Turn};
-
 /// At most `calls` calls per session in any window of `per`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimit {
@@ -115,46 +111,6 @@ impl Window {
         }
         let oldest = self.calls.front().copied().unwrap_or(now);
         Err(limit.per.saturating_sub(now.duration_since(oldest)))
-    }
-}
-
-impl Dispatcher {
-    /// Counts a call of the turn's session against `limit` in `scope`, in
-    /// the shared counter if there is one, else in this dispatcher's
-    /// memory: the one path of every rate limit. The error is the result
-    /// the model reads (when to retry, or that the limit could not be
-    /// checked).
-    pub(crate) fn admit_call(
-        &self,
-        turn: &Turn,
-        scope: RateScope<'static>,
-        limit: RateLimit,
-    ) -> Result<(), ToolResult> {
-        let admitted = match &self.rate_counter {
-            None => {
-                let session = self.session(turn.session_id());
-                let now = Instant::now();
-                match scope {
-                    RateScope::Session => lock(&session.window).admit(limit, now),
-                    RateScope::Ability(name) => lock(&session.ability_windows)
-                        .entry(name)
-                        .or_default()
-                        .admit(limit, now),
-                }
-            }
-            Some(counter) => match counter.admit(turn.session_id(), scope, limit) {
-                Ok(Admission::Admitted) => Ok(()),
-                Ok(Admission::Wait(wait)) => Err(wait),
-                Err(error) => return Err(errors::rate_unchecked(&error)),
-            },
-        };
-        admitted.map_err(|wait| {
-            let (calls, per, wait) = (limit.calls(), limit.per().as_secs_f64(), wait.as_secs_f64());
-            match scope {
-                RateScope::Session => errors::rate_limited(calls, per, wait),
-                RateScope::Ability(name) => errors::ability_rate_limited(name, calls, per, wait),
-            }
-        })
     }
 }
 

@@ -1,18 +1,13 @@
-//! The dispatcher: the one chokepoint every tool call goes through.
-//!
-//! In order: **resolve** the name (an ability, or an external tool by
-//! prefix), check the turn may **reach** it, **pre-validate** (framework
-//! fields off, the action against the declared actions, the typed
-//! parameters), check the **tags** the tool requires and the session's
-//! **rate limit**, pass the permission **gate**, **execute** (reusing an
-//! earlier read of the same run, inline or in the background), then
-//! **render** the envelope and **record** the call on the turn's action
-//! trail. Nothing a call does can crash the turn: panics and non-canonical
-//! results become error envelopes.
+//! The dispatcher: the one chokepoint every tool call goes through, in
+//! [the steps](Dispatcher#the-steps-of-a-call) its type lists (`flow.rs`
+//! runs them, one file per step beside it). Nothing a call does can crash
+//! the turn: panics and non-canonical results become error envelopes.
 
+mod admit;
 mod approver;
 mod background;
 mod call;
+mod call_state;
 mod errors;
 mod execute;
 mod external;
@@ -25,7 +20,7 @@ mod policy;
 mod reach;
 pub(crate) mod resolve;
 mod reuse;
-mod session;
+mod session_state;
 mod store;
 mod surface;
 mod trace;
@@ -42,7 +37,7 @@ pub use approver::{Approval, ApprovalRequest, Approver};
 pub use background::BackgroundCalls;
 pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools, SOURCE_SEPARATOR, source_of};
-pub(crate) use hook::{GateHook, HookError, TurnGate};
+pub(crate) use hook::{GateHook, HookError};
 pub use limits::{Admission, RateCounter, RateCounterError, RateLimit, RateScope};
 pub use policy::{Policy, PolicyError, Setting, SettingSource};
 pub use reach::ChannelTools;
@@ -51,13 +46,18 @@ pub use surface::SurfaceEntry;
 
 use crate::{Channel, Registry, Turn, turn::Extensions};
 use reach::Channels;
-use session::Session;
+use session_state::SessionState;
 
 /// How long a call waits for a human's answer before it is rejected,
 /// unless configured otherwise (the dispatcher's and the sessions' alike).
 pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The one chokepoint every tool call goes through, in this order:
+/// The one chokepoint every tool call goes through.
+///
+/// # The steps of a call
+///
+/// The one written order of the steps; the code (`dispatch/flow.rs`) runs
+/// them in it, and each step's file links here.
 ///
 /// 1. **resolve** the name to an ability (or, by prefix, an
 ///    [`ExternalTools`] proxy); an unknown name is `unknown-tool` with the
@@ -72,11 +72,12 @@ pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 ///    is checked against the declared actions and the parameters each
 ///    requires, the typed parameters are parsed; a malformed call bounces
 ///    as `invalid-arguments` before any approver is asked;
-/// 4. the **tags** the tool requires (`missing-permission-tag`), declared
-///    on the ability or configured, then the session's **rate limit** and
-///    the ability's declared one (`rate-limited`, with when to retry);
+/// 4. **admit**: the tags the tool requires (`missing-permission-tag`),
+///    declared on the ability or configured, then the session's rate limit
+///    and the ability's declared one (`rate-limited`, with when to retry);
 /// 5. the permission **gate** on `tool` or `tool.action` (see [`Policy`]),
-///    tightened by the session's mode;
+///    tightened by the session's mode as
+///    [the gate table](crate::session#modes-and-the-permission-gate) says;
 /// 6. **execute**: reuse an earlier read of the same run, or run inline, or
 ///    in the background for `async: true` on a chat;
 /// 7. **render** the envelope and **record** the call on the turn's trail.
@@ -140,7 +141,7 @@ pub struct Dispatcher {
     extensions: Arc<Extensions>,
     // Looked up only by what needs a session's state; the hasher is fast
     // and seeded per process.
-    sessions: DashMap<String, Arc<Session>, foldhash::fast::RandomState>,
+    sessions: DashMap<String, Arc<SessionState>, foldhash::fast::RandomState>,
     /// Whether any session's state was ever created: until then a write
     /// has no observations to forget and skips the lookup.
     any_session: AtomicBool,
@@ -484,7 +485,7 @@ impl Dispatcher {
         self.sessions.remove(session_id);
     }
 
-    fn session(&self, session_id: &str) -> Arc<Session> {
+    fn session(&self, session_id: &str) -> Arc<SessionState> {
         if let Some(session) = self.sessions.get(session_id) {
             return Arc::clone(&session);
         }
@@ -496,7 +497,7 @@ impl Dispatcher {
 
     /// Runs `use_state` on the session's state if anything created it,
     /// without creating it or holding on to it.
-    fn with_existing_session(&self, session_id: &str, use_state: impl FnOnce(&Session)) {
+    fn with_existing_session(&self, session_id: &str, use_state: impl FnOnce(&SessionState)) {
         if !self.any_session.load(Ordering::SeqCst) {
             return;
         }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Whether a session's writes run now, after approval, or later as a plan.
 /// Reads are never held back by the mode. `internal` only spares a write
 /// the approval prompt: an `internal` write is blocked in `plan` and becomes a plan step in
-/// `plan_collect` like any write. See the [module docs](crate::session)
+/// `plan_collect` like any write. See [the gate table](crate::session#modes-and-the-permission-gate)
 /// for how a mode composes with the permission policy.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,

@@ -1,4 +1,5 @@
-//! Step 2: reachability — whether the turn may call a tool at all.
+//! The **reach** step ([the steps](super::Dispatcher#the-steps-of-a-call)):
+//! whether the turn may call a tool at all.
 //!
 //! A turn reaches its channel's always-on core, the channel's pinned
 //! tools, what code pinned on the turn itself, and what `find_tools`

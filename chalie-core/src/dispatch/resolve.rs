@@ -1,4 +1,5 @@
-//! Step 1: from a name to what will run, or the closest names.
+//! The **resolve** step ([the steps](super::Dispatcher#the-steps-of-a-call)):
+//! from a name to what will run, or the closest names.
 
 use std::sync::Arc;
 

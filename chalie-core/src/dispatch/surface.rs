@@ -3,6 +3,7 @@
 use super::policy::{EVERY_ACTION, SettingSource, channel_index, split_permission};
 use super::{Dispatcher, Setting};
 use crate::Channel;
+use crate::turn::permission;
 
 /// One permission and the setting the gate applies to it on each channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl Dispatcher {
             } else {
                 permissions.push(format!("{}.{EVERY_ACTION}", entry.name()));
                 for action in actions {
-                    permissions.push(format!("{}.{}", entry.name(), action.name()));
+                    permissions.push(permission(entry.name(), Some(action.name())));
                 }
             }
         }

@@ -6,11 +6,16 @@
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::Dispatcher;
 use super::call::{Dispatched, ToolCall};
+use super::{Dispatcher, GateHook};
 use crate::Turn;
 
-pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<'_>) -> Dispatched {
+pub(crate) async fn traced(
+    dispatcher: &Dispatcher,
+    turn: &Turn,
+    call: ToolCall<'_>,
+    hook: Option<&dyn GateHook>,
+) -> Dispatched {
     let span = tracing::info_span!(
         target: "chalie::dispatch",
         "execute_tool",
@@ -33,7 +38,7 @@ pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<
     );
     // Without a subscriber the span is disabled: no formatting at all.
     if span.is_disabled() {
-        return dispatcher.dispatch_untraced(turn, call).await;
+        return dispatcher.dispatch_untraced(turn, call, hook).await;
     }
     span.record("otel.name", format!("execute_tool {}", call.name));
     if dispatcher.trace_payloads {
@@ -43,7 +48,7 @@ pub(crate) async fn traced(dispatcher: &Dispatcher, turn: &Turn, call: ToolCall<
         );
     }
     let done = dispatcher
-        .dispatch_untraced(turn, call)
+        .dispatch_untraced(turn, call, hook)
         .instrument(span.clone())
         .await;
     let record = done.record();

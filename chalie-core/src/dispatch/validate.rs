@@ -1,6 +1,5 @@
-//! Step 2: pre-validation, before the gate. Framework fields come off,
-//! the action is checked against the declared actions, and the typed
-//! parameters are parsed; a malformed call bounces here.
+//! The **pre-validate** step ([the steps](super::Dispatcher#the-steps-of-a-call)):
+//! what takes the framework fields off a call and checks its action.
 
 use serde_json::Value;
 

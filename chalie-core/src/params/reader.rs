@@ -5,31 +5,12 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::error::{ParamErrors, Problem};
+use super::schema::{self, Bounds};
 use super::types::found;
-use super::{FieldSpec, ParamType, schema};
+use super::{FieldSpec, ParamType};
 
 /// The field every ability with actions takes, naming the action.
 const ACTION_FIELD: &str = "action";
-
-/// `#[param(min, max, clamp)]` on a field.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Bounds {
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    /// Out-of-range numbers become the nearest bound instead of an error.
-    pub clamp: bool,
-}
-
-impl Bounds {
-    /// No `#[param(min, max, clamp)]`: what most fields have, named once
-    /// so the generated table spells it in one path.
-    pub const NONE: Self = Self {
-        min: None,
-        max: None,
-        clamp: false,
-    };
-}
 
 /// Reads the fields of one object; used by `#[derive(Params)]` code.
 #[doc(hidden)]

@@ -5,8 +5,8 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 
 use serde_json::{Map, Value, json};
 
+use super::DefaultLiteral;
 use super::open::mark_recursive;
-use super::{Bounds, DefaultLiteral};
 
 /// One field as `#[derive(Params)]` describes it: plain data, written
 /// once per struct into a `static` and read both to build the schema and
@@ -276,6 +276,26 @@ fn plural(description: &str) -> String {
     } else {
         format!("{bare}s")
     }
+}
+
+/// `#[param(min, max, clamp)]` on a field.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bounds {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Out-of-range numbers become the nearest bound instead of an error.
+    pub clamp: bool,
+}
+
+impl Bounds {
+    /// No `#[param(min, max, clamp)]`: what most fields have, named once
+    /// so the generated table spells it in one path.
+    pub const NONE: Self = Self {
+        min: None,
+        max: None,
+        clamp: false,
+    };
 }
 
 #[cfg(test)]

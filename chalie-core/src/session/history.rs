@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::session::error::SessionError;
 use crate::session::model::Role;
 use crate::session::run::call::is_background_notice;
-use crate::session::sessions::{SessionError, Sessions};
+use crate::session::sessions::Sessions;
 use crate::session::store::ToolCallStatus;
 
 /// One message of a session's history (see [`Sessions::history`]).

@@ -62,6 +62,14 @@
 //!   offered no tools, then tells the user what the steps did.
 //! - The mode can change at any moment ([`Sessions::set_mode`]); the next
 //!   call the gate checks sees it.
+//! - A call dispatched outside a session
+//!   ([`Dispatcher::dispatch`](crate::Dispatcher::dispatch)) is gated as in
+//!   `auto`, asking the dispatcher's
+//!   [`Approver`](crate::dispatch::Approver) (without one, asking is a
+//!   rejection).
+//!
+//! This is the one written gate table; the gate
+//! ([step 5](crate::Dispatcher#the-steps-of-a-call)) applies it.
 //!
 //! # Principals
 //!
@@ -123,6 +131,7 @@
 //! nothing: reopened, [`Sessions::approve`] still applies, and
 //! [`Sessions::resume`] completes the run.
 
+pub(crate) mod error;
 pub(crate) mod event;
 pub(crate) mod event_log;
 pub(crate) mod history;
@@ -142,6 +151,7 @@ pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
 pub use store::memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.
 pub(crate) use crate::dispatch::mode;
+pub use error::SessionError;
 pub use event_log::{EventLog, EventStream};
 #[cfg(feature = "anthropic")]
 pub use model::anthropic::AnthropicModel;
@@ -150,7 +160,7 @@ pub use model::openai::OpenAiModel;
 pub use model::scripted::{Reply, ScriptedModel};
 pub use model::{Message, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, Role, Usage};
 pub use owner::AsPrincipal;
-pub use sessions::{Run, SessionError, Sessions, SessionsBuilder};
+pub use sessions::{Run, Sessions, SessionsBuilder};
 #[cfg(feature = "postgres")]
 pub use store::postgres::PgStore;
 #[cfg(feature = "sqlite")]

@@ -1,10 +1,11 @@
 //! [`AsPrincipal`]: the sessions as one principal sees them, where every
 //! action first checks that the session belongs to that principal.
 
+use crate::session::error::SessionError;
 use crate::session::history::HistoryMessage;
 use crate::session::mode::Mode;
 use crate::session::run::RunKind;
-use crate::session::sessions::{Run, SessionError, Sessions};
+use crate::session::sessions::{Run, Sessions};
 use crate::session::store::{PlanStep, SessionRecord};
 use crate::turn::Principal;
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::session::error::SessionError;
 use crate::session::event::Event;
 use crate::session::event_log::{EventLog, EventStream};
 use crate::session::mode::{Mode, ModeCell};
@@ -14,49 +15,8 @@ use crate::session::run::{RunKind, spawn_run};
 use crate::session::store::memory::MemoryStore;
 use crate::session::store::{
     ApprovalState, Decision, PlanStep, PolicyRecord, RunStatus, SessionRecord, SessionStore,
-    StoreError,
 };
 use crate::{Channel, Dispatcher, dispatch::Setting, turn::Principal};
-
-/// Why a session call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SessionError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// No call of that run is waiting for an approval.
-    #[error("call `{call_id}` of run `{run_id}` is not waiting for an approval")]
-    NotPending {
-        /// The run.
-        run_id: String,
-        /// The call.
-        call_id: String,
-    },
-    /// The plan has no step to execute.
-    #[error("session `{0}` has no plan to execute; collect one in `plan_collect` mode first")]
-    EmptyPlan(String),
-    /// The session belongs to another principal, or to none (a session
-    /// the host opened, or one stored before sessions had owners): nothing
-    /// was done. Only its owner acts on it through
-    /// [`Sessions::as_principal`].
-    #[error(
-        "session `{session_id}` does not belong to `{principal}`; only the principal that opened it may act on it"
-    )]
-    NotOwner {
-        /// The session.
-        session_id: String,
-        /// Who asked.
-        principal: Principal,
-    },
-    /// A policy change named a permission that is not `tool`,
-    /// `tool.action` or `tool.*`.
-    #[error("{0}")]
-    BadPermission(String),
-    /// There is no tokio runtime to drive the run on.
-    #[error("runs need a tokio runtime; call this from inside one")]
-    NoRuntime,
-}
 
 /// One run: its id and its events. Cheap to clone.
 #[derive(Debug, Clone)]

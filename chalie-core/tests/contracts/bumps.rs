@@ -2,9 +2,10 @@
 //! names the field and the bump.
 
 use chalie_core::{
-    Effect, contracts::Bump, contracts::Capability, contracts::ContractLock, contracts::LockDrift,
-    contracts::Manifest, contracts::Side, contracts::check_lock, contracts::contract_hash,
-    contracts::diff_schemas, contracts::required_bump,
+    Effect, contracts::build::Bump, contracts::build::Capability, contracts::build::ContractLock,
+    contracts::build::LockDrift, contracts::build::Manifest, contracts::build::Side,
+    contracts::build::check_lock, contracts::build::contract_hash, contracts::build::diff_schemas,
+    contracts::build::required_bump,
 };
 use serde_json::{Value, json};
 

@@ -2,9 +2,9 @@
 //! schemas through the bump rules.
 
 use chalie_core::{
-    Params, contracts::Bump, contracts::Cursor, contracts::Fields, contracts::Format,
-    contracts::MaxChars, contracts::MaxItems, contracts::Side, contracts::TopK,
-    contracts::diff_schemas, contracts::required_bump,
+    Params, contracts::Cursor, contracts::Fields, contracts::Format, contracts::MaxChars,
+    contracts::MaxItems, contracts::TopK, contracts::build::Bump, contracts::build::Side,
+    contracts::build::diff_schemas, contracts::build::required_bump,
 };
 use serde_json::json;
 

@@ -2,8 +2,8 @@
 //! abilities.
 
 use chalie_core::{
-    AbilityEntry, contracts::LintFinding, contracts::LintOptions, contracts::LintRule,
-    contracts::lint, contracts::summary_similarity,
+    AbilityEntry, contracts::build::LintFinding, contracts::build::LintOptions,
+    contracts::build::LintRule, contracts::build::lint, contracts::build::summary_similarity,
 };
 
 use crate::catalog::{

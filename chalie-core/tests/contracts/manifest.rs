@@ -1,9 +1,9 @@
 //! The published manifest: names, hashes, and only the published half.
 
 use chalie_core::{
-    AbilityEntry, Registry, contracts::ManifestError, contracts::OutputSchemas,
-    contracts::ability_name, contracts::build_manifest, contracts::canonical_json,
-    contracts::published_name, contracts::schema_hash,
+    AbilityEntry, Registry, contracts::OutputSchemas, contracts::build::ManifestError,
+    contracts::build::ability_name, contracts::build::build_manifest,
+    contracts::build::published_name, contracts::canonical_json, contracts::schema_hash,
 };
 use serde_json::json;
 

@@ -1,7 +1,8 @@
 //! Typed success outputs declared beside an ability.
 
 use chalie_core::{
-    AbilityEntry, Registry, contracts::OutputSchemas, contracts::build_manifest, declare_output,
+    AbilityEntry, Registry, contracts::OutputSchemas, contracts::build::build_manifest,
+    declare_output,
 };
 
 use crate::catalog::{list_events, search_notes};

@@ -88,7 +88,7 @@ pub enum XtaskError {
     /// `manifest` or `lint` found a problem (a contract changed without its bump, a
     /// stale lock, a lint finding) or could not read the project's files.
     #[error(transparent)]
-    Contracts(#[from] chalie_core::contracts::CommandError),
+    Contracts(#[from] chalie_core::contracts::build::CommandError),
 }
 
 impl From<IndexError> for XtaskError {
@@ -288,8 +288,8 @@ impl Xtask {
 
     /// Runs the command in `args` (the arguments after the program name): `index`,
     /// `eval`, `golden`, `fetch-model`, `manifest`, `lint` or `help`. `manifest` and
-    /// `lint` are chalie-core's [`manifest_command`](chalie_core::contracts::manifest_command)
-    /// and [`lint_command`](chalie_core::contracts::lint_command), as in chalie's own
+    /// `lint` are chalie-core's [`manifest_command`](chalie_core::contracts::build::manifest_command)
+    /// and [`lint_command`](chalie_core::contracts::build::lint_command), as in chalie's own
     /// xtask.
     pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<(), XtaskError> {
         let mut args = args.into_iter();
@@ -300,8 +300,10 @@ impl Xtask {
             "eval" => eval::run(self, &rest).map_err(XtaskError::Failed),
             "golden" => golden::run(self, &rest),
             "fetch-model" => fetch_model::run(&rest, &self.model).map_err(XtaskError::Failed),
-            "manifest" => Ok(chalie_core::contracts::manifest_command(&self.root, &rest)?),
-            "lint" => Ok(chalie_core::contracts::lint_command(&rest)?),
+            "manifest" => Ok(chalie_core::contracts::build::manifest_command(
+                &self.root, &rest,
+            )?),
+            "lint" => Ok(chalie_core::contracts::build::lint_command(&rest)?),
             "" | "help" | "--help" | "-h" => {
                 println!("{USAGE}");
                 Ok(())

@@ -13,6 +13,7 @@ use chalie_core::{
 };
 use serde_json::{Value, json};
 
+use crate::Harness;
 use crate::harness::Configure;
 
 /// One problem found by [`smoke`].
@@ -624,4 +625,17 @@ pub async fn smoke(registry: &Registry) -> SmokeReport {
 /// [`smoke`] over the abilities of one toolset.
 pub async fn smoke_toolset(registry: &Registry, toolset: &str) -> SmokeReport {
     Smoke::new(registry).toolset(toolset).run().await
+}
+
+// The harness offers a smoke run of its abilities; defined here, so the
+// harness does not depend on the smoke suite.
+impl Harness {
+    /// A [`Smoke`] run over the harness's abilities with the same clock and
+    /// host state; add example calls, then `.run().await`.
+    pub fn smoke(&self) -> Smoke {
+        let clock = self.clock();
+        Smoke::new(self.registry())
+            .configure(move |builder| builder.extension(clock))
+            .with_configure(&self.configure)
+    }
 }

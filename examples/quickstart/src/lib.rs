@@ -12,9 +12,9 @@ mod tests {
     fn the_abilities_pass_the_lint() {
         let registry = chalie_core::registry().expect("unique names");
         assert_eq!(registry.len(), 2);
-        let findings = chalie_core::contracts::lint(
+        let findings = chalie_core::contracts::build::lint(
             registry.iter(),
-            &chalie_core::contracts::LintOptions::default(),
+            &chalie_core::contracts::build::LintOptions::default(),
         );
         let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
         assert!(findings.is_empty(), "{}", findings.join("\n"));

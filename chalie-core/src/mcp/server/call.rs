@@ -94,7 +94,7 @@ impl McpServer {
             (request.name.to_string(), arguments)
         };
 
-        let progress = Forwarder::start(context.meta.get_progress_token(), context.peer.clone());
+        let progress = Forwarder::start(context.meta.get_progress_token(), context.peer);
         // The turn reaches what this server listed (its own configuration,
         // pinned in code) and, through the proxy, what discovery may show:
         // the proxied name counts as found, within the External channel's
@@ -102,7 +102,8 @@ impl McpServer {
         let mut turn = Turn::builder(Channel::External)
             .session_id(self.session_id.clone())
             .run_id(format!("{}-{}", self.session_id, context.id))
-            .pin_shared(&self.shared.listed_names);
+            .pin_shared(&self.shared.listed_names)
+            .single_call();
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
@@ -114,7 +115,7 @@ impl McpServer {
         let dispatched = self.shared.dispatcher.dispatch(&turn, call).await;
         drop(turn);
         progress.finish().await;
-        Ok(dispatched_result(&dispatched, structured))
+        Ok(dispatched_result(dispatched, structured))
     }
 
     /// The proxied name and arguments, or the error the model can fix.
@@ -171,8 +172,8 @@ fn invalid(message: &str) -> ToolResult {
 
 /// A dispatched call as an MCP result: the envelope as text, `isError`
 /// for a failure the model can act on, structured content when declared.
-fn dispatched_result(dispatched: &Dispatched, structured: bool) -> CallToolResult {
-    let mut result = text_result(dispatched.envelope.clone(), &dispatched.result);
+fn dispatched_result(dispatched: Dispatched, structured: bool) -> CallToolResult {
+    let mut result = text_result(dispatched.envelope, &dispatched.result);
     if structured && let Some(Body::Json(body @ Value::Object(_))) = dispatched.result.body() {
         result.structured_content = Some(body.clone());
     }
@@ -202,58 +203,87 @@ fn text_result(envelope: String, result: &ToolResult) -> CallToolResult {
 
 /// Turns the ability's progress reports into MCP progress notifications,
 /// in order, while the call runs.
+///
+/// Most clients send a progress token with every call, and most calls
+/// report nothing: the channel and the task that sends the notifications
+/// start with the first report, so a silent call pays for neither.
 struct Forwarder {
-    sender: Arc<Mutex<Option<mpsc::UnboundedSender<String>>>>,
+    state: Option<Arc<Mutex<Forwarding>>>,
+}
+
+/// Where a call's reports go once the first one arrives.
+struct Forwarding {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    sender: Option<mpsc::UnboundedSender<String>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// Set by [`Forwarder::finish`]: a report after the result is dropped.
+    closed: bool,
+}
+
+impl Forwarding {
+    fn send(&mut self, message: String) {
+        if self.closed {
+            return;
+        }
+        if self.sender.is_none() {
+            let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
+            let token = self.token.clone();
+            let peer = self.peer.clone();
+            self.task = Some(tokio::spawn(async move {
+                let mut progress = 0.0;
+                while let Some(message) = receiver.recv().await {
+                    progress += 1.0;
+                    let notification = ProgressNotificationParam::new(token.clone(), progress)
+                        .with_message(message);
+                    // A client gone mid-call is not the ability's problem.
+                    let _ = peer.notify_progress(notification).await;
+                }
+            }));
+            self.sender = Some(sender);
+        }
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(message);
+        }
+    }
 }
 
 impl Forwarder {
     fn start(token: Option<ProgressToken>, peer: Peer<RoleServer>) -> Self {
-        let Some(token) = token else {
-            return Forwarder {
-                sender: Arc::new(Mutex::new(None)),
-                task: None,
-            };
-        };
-        let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
-        let task = tokio::spawn(async move {
-            let mut progress = 0.0;
-            while let Some(message) = receiver.recv().await {
-                progress += 1.0;
-                let notification =
-                    ProgressNotificationParam::new(token.clone(), progress).with_message(message);
-                // A client gone mid-call is not the ability's problem.
-                let _ = peer.notify_progress(notification).await;
-            }
-        });
         Forwarder {
-            sender: Arc::new(Mutex::new(Some(sender))),
-            task: Some(task),
+            state: token.map(|token| {
+                Arc::new(Mutex::new(Forwarding {
+                    token,
+                    peer,
+                    sender: None,
+                    task: None,
+                    closed: false,
+                }))
+            }),
         }
     }
 
     fn sink(&self) -> Option<ProgressSink> {
-        self.task.as_ref()?;
-        let sender = Arc::clone(&self.sender);
+        let state = Arc::clone(self.state.as_ref()?);
         Some(Arc::new(move |progress: crate::turn::Progress| {
-            if let Some(sender) = sender
+            state
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-            {
-                let _ = sender.send(progress.message);
-            }
+                .send(progress.message);
         }))
     }
 
     /// Closes the channel and waits until every report is sent, so all
     /// notifications precede the result.
     async fn finish(self) {
-        self.sender
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(task) = self.task {
+        let Some(state) = self.state else { return };
+        let task = {
+            let mut forwarding = state.lock().unwrap_or_else(PoisonError::into_inner);
+            forwarding.closed = true;
+            forwarding.sender = None;
+            forwarding.task.take()
+        };
+        if let Some(task) = task {
             let _ = task.await;
         }
     }

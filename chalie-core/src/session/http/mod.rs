@@ -62,9 +62,10 @@ use serde_json::{Value, json};
 
 pub use auth::{Authenticate, BearerTokens, TokenError, Unauthorized};
 
+use crate::session::error::SessionError;
 use crate::session::mode::Mode;
 use crate::session::owner::AsPrincipal;
-use crate::session::sessions::{SessionError, Sessions};
+use crate::session::sessions::Sessions;
 use crate::turn::Principal;
 
 /// The router; serve it with `axum::serve`, or nest it in an app. `auth`

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::session::event::{Activity, Event, EventError};
 use crate::session::event_log::EventLog;
 use crate::session::model::{Message, ModelToolCall};
-use crate::session::run::gate_hook::millis;
+use crate::session::run::gate_hook::{SessionGate, millis};
 use crate::session::run::shared::Core;
 use crate::session::run::start::Starts;
 use crate::session::store::{StoreError, ToolCallRecord, ToolCallStatus};
@@ -26,6 +26,7 @@ pub(crate) struct CallOutcome {
 pub(crate) async fn run_call(
     core: &Core,
     turn: &Turn,
+    gate: &SessionGate,
     events: &EventLog,
     starts: &Starts,
     message_seq: u64,
@@ -70,9 +71,10 @@ pub(crate) async fn run_call(
     let activated_before = turn.activated_tools().len();
     let dispatched = core
         .dispatcher
-        .dispatch(
+        .dispatch_with_hook(
             turn,
             ToolCall::new(&*call.name, call.arguments.clone()).with_id(&*call.id),
+            gate,
         )
         .await;
     // A call refused before the gate starts now, just before its outcome.

@@ -17,14 +17,35 @@ use crate::session::run::start::Starts;
 use crate::session::store::{ApprovalRecord, ApprovalState, PlanStep, ToolCallStatus};
 use crate::{dispatch::Approval, dispatch::ApprovalRequest};
 
-/// The session's side of the gate, carried by the run's turn.
+/// The mode a run's calls are gated in: the session's live mode, which a
+/// change reaches at the next call, or `auto` for a plan being executed.
+#[derive(Debug, Clone)]
+pub(crate) struct RunMode {
+    live: ModeCell,
+    /// A plan being executed runs its steps as `auto`, whatever the mode.
+    plan_override: Option<Mode>,
+}
+
+impl RunMode {
+    pub(crate) fn new(live: ModeCell, plan_override: Option<Mode>) -> Self {
+        Self {
+            live,
+            plan_override,
+        }
+    }
+
+    pub(crate) fn get(&self) -> Mode {
+        self.plan_override.unwrap_or_else(|| self.live.get())
+    }
+}
+
+/// The session's side of the gate, passed with each call the run
+/// dispatches.
 pub(crate) struct SessionGate {
     pub(crate) core: Arc<Core>,
     pub(crate) session_id: String,
     pub(crate) run_id: String,
-    pub(crate) mode: ModeCell,
-    /// A plan being executed runs its steps as `auto`, whatever the mode.
-    pub(crate) mode_override: Option<Mode>,
+    pub(crate) mode: RunMode,
     pub(crate) events: EventLog,
     /// The run's calls' `tool.started`, sent when each call runs.
     pub(crate) starts: Starts,
@@ -32,7 +53,7 @@ pub(crate) struct SessionGate {
 
 impl GateHook for SessionGate {
     fn mode(&self) -> Mode {
-        self.mode_override.unwrap_or_else(|| self.mode.get())
+        self.mode.get()
     }
 
     fn approval_timeout(&self) -> Duration {

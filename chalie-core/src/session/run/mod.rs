@@ -15,17 +15,16 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
-use crate::dispatch::TurnGate;
+use crate::session::error::SessionError;
 use crate::session::event::{Event, Phase};
 use crate::session::event_log::EventLog;
 use crate::session::mode::{Mode, ModeCell};
 use crate::session::model::{Message, ModelChunk, ModelRequest, ModelToolCall, Role};
 use crate::session::run::call::{deliver_background, report_interrupted_write, run_call};
-use crate::session::run::gate_hook::SessionGate;
+use crate::session::run::gate_hook::{RunMode, SessionGate};
 use crate::session::run::narration::{RATE_LIMITED_INSTRUCTION, RETRY_INSTRUCTION, Verdict};
 use crate::session::run::shared::Core;
 use crate::session::run::start::Starts;
-use crate::session::sessions::SessionError;
 use crate::session::store::{PlanStep, RunRecord, RunStatus, StoreError, ToolCallStatus};
 use crate::{Turn, descriptor::ToolDescriptor, turn::Progress};
 
@@ -42,6 +41,12 @@ pub(crate) enum RunKind {
 struct RunCtx {
     core: Arc<Core>,
     turn: Turn,
+    /// The session's side of the gate, passed with every call the run
+    /// dispatches.
+    gate: SessionGate,
+    /// The mode the run's calls are gated in, read by the run itself (a
+    /// planning run asks for a plan).
+    mode: RunMode,
     events: EventLog,
     /// Shared with the session's gate hook, which sends each call's
     /// `tool.started` once the call runs.
@@ -106,19 +111,21 @@ pub(crate) fn spawn_run(
         .pin(plan_tools.into_iter().flatten())
         // `active_tools` offers what discovery activates in the next request.
         .offers_activated_tools()
-        .extension(TurnGate(Arc::new(SessionGate {
-            core: Arc::clone(&core),
-            session_id,
-            run_id,
-            mode,
-            mode_override,
-            events: events.clone(),
-            starts: starts.clone(),
-        })))
         .build();
+    let mode = RunMode::new(mode, mode_override);
+    let gate = SessionGate {
+        core: Arc::clone(&core),
+        session_id,
+        run_id,
+        mode: mode.clone(),
+        events: events.clone(),
+        starts: starts.clone(),
+    };
     let mut ctx = RunCtx {
         core,
         turn,
+        gate,
+        mode,
         events,
         starts,
         tool_calls: 0,
@@ -271,6 +278,7 @@ impl RunCtx {
                 run_call(
                     &self.core,
                     &self.turn,
+                    &self.gate,
                     &self.events,
                     &self.starts,
                     assistant.seq,
@@ -305,6 +313,7 @@ impl RunCtx {
             run_call(
                 &self.core,
                 &self.turn,
+                &self.gate,
                 &self.events,
                 &self.starts,
                 seq,
@@ -326,9 +335,7 @@ impl RunCtx {
 
     /// Whether the run plans (the session is in `plan` mode now).
     fn planning(&self) -> bool {
-        self.turn
-            .extension::<TurnGate>()
-            .is_some_and(|gate| gate.0.mode() == Mode::Plan)
+        self.mode.get() == Mode::Plan
     }
 
     fn request(&self, notes: &[Message], tools_on: bool) -> Result<ModelRequest, StoreError> {
@@ -461,6 +468,7 @@ impl RunCtx {
                     let outcome = run_call(
                         &self.core,
                         &self.turn,
+                        &self.gate,
                         &self.events,
                         &self.starts,
                         seq,
@@ -536,7 +544,10 @@ impl RunCtx {
                 format!("{}-discovery-{}", self.turn.run_id(), self.iterations),
             );
         // Its envelope is not shown: the model sees the widened tool list.
-        self.core.dispatcher.dispatch(&self.turn, call).await;
+        self.core
+            .dispatcher
+            .dispatch_with_hook(&self.turn, call, &self.gate)
+            .await;
         let activated = self.turn.activated_tools();
         if activated.len() > before {
             self.events.push(Event::CapabilityResolved {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::wire::{self, Embeddings};
 use crate::error::{EmbedError, EndpointFailure};
+use chalie_core::result::error_chain;
 
 /// What a request needs: where, as whom, and how patiently.
 #[derive(Clone, Debug)]
@@ -56,7 +57,7 @@ impl Worker {
             .map_err(|error| {
                 client_error(format!(
                     "the HTTP client could not be built: {}",
-                    chain(&error)
+                    error_chain(&error)
                 ))
             })?;
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -225,25 +226,9 @@ fn transport(error: &reqwest::Error, attempts: u32, timeout: Duration) -> Endpoi
     } else {
         EndpointFailure::Unreachable {
             attempts,
-            reason: chain(error),
+            reason: error_chain(error),
         }
     }
-}
-
-/// An error with its causes: reqwest's own message ("error sending request") does not say
-/// that the connection was refused.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

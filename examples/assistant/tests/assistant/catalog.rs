@@ -1,5 +1,5 @@
 use assistant::Host;
-use chalie_core::{contracts::LintOptions, contracts::lint};
+use chalie_core::{contracts::build::LintOptions, contracts::build::lint};
 use serde_json::json;
 
 use crate::{harness, harness_with};

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::result::error_chain;
+
 /// Only the connection is bounded: a long answer streams for as long as the
 /// model writes.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -74,18 +76,4 @@ pub(crate) fn parse_pem(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String>
         return Err("the PEM data holds no `BEGIN CERTIFICATE` block".into());
     }
     Ok(certificates)
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

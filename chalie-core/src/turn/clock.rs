@@ -1,13 +1,11 @@
 //! `Clock`: what time it is, for abilities, from the host.
 //!
 //! An ability that reasons about "today" or "overdue" reads the time from
-//! the turn ([`Turn::now`]) rather than the system, so a host (or a test)
+//! the turn ([`Turn::now`](crate::Turn::now)) rather than the system, so a host (or a test)
 //! can pin it: give the dispatcher a [`Clock::fixed`] as an extension and
 //! every call sees the same instant.
 
 use chrono::{DateTime, Utc};
-
-use crate::Turn;
 
 /// A source of the current time: the system's, or one fixed instant.
 ///
@@ -63,13 +61,5 @@ impl Clock {
     /// The current time.
     pub fn now(&self) -> DateTime<Utc> {
         self.fixed.unwrap_or_else(Utc::now)
-    }
-}
-
-impl Turn {
-    /// The current time from the host's [`Clock`] extension (the turn's,
-    /// then the dispatcher's), or the system clock when none is given.
-    pub fn now(&self) -> DateTime<Utc> {
-        self.extension::<Clock>().copied().unwrap_or_default().now()
     }
 }

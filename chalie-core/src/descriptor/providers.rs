@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::ability::Effect;
-use crate::contracts::states_default;
+use crate::contracts::build::states_default;
 use crate::descriptor::ToolDescriptor;
 
 /// A model API whose tool definitions chalie renders.

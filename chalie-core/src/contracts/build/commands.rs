@@ -12,8 +12,8 @@ use std::path::Path;
 use super::lint::{LintOptions, lint};
 use super::lock::{ContractLock, check_lock};
 use super::manifest::{Manifest, build_manifest};
-use super::output::OutputSchemas;
-use super::profile::ChalieConfig;
+use crate::contracts::ChalieConfig;
+use crate::contracts::OutputSchemas;
 
 /// The project's chalie configuration, at its root: it sets the namespace.
 pub const CONFIG_FILE: &str = "chalie.toml";

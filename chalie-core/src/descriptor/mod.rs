@@ -9,7 +9,9 @@ use crate::dispatch::ExternalTool;
 use crate::registry::AbilityEntry;
 
 // The per-provider rendering of a descriptor, kept beside it.
-pub use crate::providers::{Provider, strict_schema};
+mod providers;
+
+pub use providers::{Provider, strict_schema};
 
 /// The parameter every call may carry: a short line shown to the user.
 pub const ACT_SUMMARY_FIELD: &str = "act_summary";

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::canonical::schema_hash;
-use super::output::OutputSchemas;
 use crate::ability::Effect;
+use crate::contracts::OutputSchemas;
+use crate::contracts::schema_hash;
 use crate::registry::AbilityEntry;
 
 /// The discovery manifest of a namespace: what `cargo xtask manifest`
@@ -120,8 +120,8 @@ pub fn is_valid_namespace(namespace: &str) -> bool {
 /// bijection: [`ability_name`] inverts it.
 ///
 /// ```
-/// assert_eq!(chalie_core::contracts::published_name("acme", "read_file"), "acme.read-file");
-/// assert_eq!(chalie_core::contracts::ability_name("acme", "acme.read-file").as_deref(), Some("read_file"));
+/// assert_eq!(chalie_core::contracts::build::published_name("acme", "read_file"), "acme.read-file");
+/// assert_eq!(chalie_core::contracts::build::ability_name("acme", "acme.read-file").as_deref(), Some("read_file"));
 /// ```
 pub fn published_name(namespace: &str, name: &str) -> String {
     format!("{namespace}.{}", name.replace('_', "-"))

@@ -7,9 +7,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::canonical::schema_hash;
 use super::diff::{Bump, SchemaChange, Side, diff_schemas, required_bump};
 use super::manifest::Manifest;
+use crate::contracts::schema_hash;
 
 /// The lock file: every published contract as it was last accepted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,7 +29,7 @@ pub struct ContractLock {
 pub struct LockedContract {
     /// The version it was accepted at.
     pub version: String,
-    /// Its [`contract_hash`](crate::contracts::contract_hash).
+    /// Its [`contract_hash`](crate::contracts::build::contract_hash).
     pub schema_hash: String,
     /// The parameters' schema, kept so a change can be explained.
     pub input_schema: Value,

@@ -1,16 +1,28 @@
-//! `Turn`: the per-call context an ability may take as `&Turn`.
+//! `Turn`: the per-call context an ability may take as `&Turn`, and what
+//! it carries: the channel, session and run, the principal, the clock, the
+//! host's extensions, and the turn's action [trail](ActionTrail).
 
-use std::borrow::Cow;
+mod call_id;
+mod clock;
+mod extensions;
+mod principal;
+mod trail;
+
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 use crate::ToolResult;
-use crate::extensions::missing_extension;
+use extensions::missing_extension;
 
 // What a turn carries, kept beside it.
-pub use crate::clock::{Clock, ClockError};
-pub use crate::extensions::Extensions;
-pub use crate::principal::Principal;
+pub use clock::{Clock, ClockError};
+pub use extensions::Extensions;
+pub use principal::Principal;
+pub use trail::{ActionRecord, ActionTrail, CallStatus, GateDecision};
+
+pub(crate) use call_id::{Name, NumberedId};
+pub(crate) use trail::{Timing, TrailEntry, permission};
 
 /// Who is on the other end of a call, which decides what the gate allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -70,323 +82,6 @@ pub struct Progress {
 /// Receives progress messages, e.g. to stream them to a UI.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
-/// How the permission gate decided a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GateDecision {
-    /// The policy allowed it.
-    Allowed,
-    /// A human approved it.
-    Approved,
-    /// A human rejected it, or did not answer in time.
-    Rejected,
-    /// The policy denied it.
-    Denied,
-    /// An internal ability or setting: no approval asked.
-    Internal,
-    /// Captured as a step of the session's plan (`plan_collect`): not run
-    /// now.
-    Planned,
-    /// Refused before the gate (unknown or unreachable tool, bad
-    /// arguments, rate limit).
-    NotReached,
-}
-
-impl GateDecision {
-    /// The decision's name, as it is serialised (`not_reached`, ...).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            GateDecision::Allowed => "allowed",
-            GateDecision::Approved => "approved",
-            GateDecision::Rejected => "rejected",
-            GateDecision::Denied => "denied",
-            GateDecision::Internal => "internal",
-            GateDecision::Planned => "planned",
-            GateDecision::NotReached => "not_reached",
-        }
-    }
-}
-
-/// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatus {
-    /// It returned a success.
-    Success,
-    /// It returned an error, or was refused.
-    Error,
-    /// It was started in the background and has not finished.
-    Pending,
-}
-
-impl CallStatus {
-    /// The status's name, as it is serialised (`success`, ...).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CallStatus::Success => "success",
-            CallStatus::Error => "error",
-            CallStatus::Pending => "pending",
-        }
-    }
-}
-
-/// One call on the turn's action trail.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ActionRecord {
-    /// The call's id.
-    pub call_id: String,
-    /// The ability called.
-    pub tool: String,
-    /// The action, for abilities with actions.
-    pub action: Option<String>,
-    /// The permission it was gated on (`tool` or `tool.action`).
-    pub permission: String,
-    /// What the gate decided.
-    pub decision: GateDecision,
-    /// How it ended.
-    pub status: CallStatus,
-    /// The error code, for an error.
-    pub error_code: Option<String>,
-    /// How long it took.
-    pub duration: Duration,
-    /// Whether it ran in the background.
-    pub background: bool,
-    /// Whether an earlier observation was reused instead of running it.
-    pub reused: bool,
-}
-
-/// A name a turn or a trail entry carries: the registry's own, shared
-/// between clones, moved in, or a call id the dispatcher numbered.
-#[derive(Debug, Clone)]
-pub(crate) enum Name {
-    Static(&'static str),
-    Shared(Arc<str>),
-    Owned(String),
-    Numbered(NumberedId),
-}
-
-impl std::ops::Deref for Name {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        match self {
-            Name::Static(name) => name,
-            Name::Shared(name) => name,
-            Name::Owned(name) => name,
-            Name::Numbered(id) => id.as_str(),
-        }
-    }
-}
-
-/// `call-` and a number, the id of a call that came without a provider's:
-/// written inline, since it is made on every such call and copied to its
-/// bound turn and its trail entry.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NumberedId {
-    /// `call-` and at most 20 digits, right-aligned.
-    text: [u8; 25],
-    start: u8,
-}
-
-impl NumberedId {
-    pub(crate) fn new(number: u64) -> Self {
-        // Written back to front, two digits a step, without the formatting
-        // machinery.
-        const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-            2021222324252627282930313233343536373839\
-            4041424344454647484950515253545556575859\
-            6061626364656667686970717273747576777879\
-            8081828384858687888990919293949596979899";
-        let mut text = [0u8; 25];
-        let mut start = text.len();
-        let mut rest = number;
-        while rest >= 100 {
-            let pair = (rest % 100) as usize * 2;
-            rest /= 100;
-            start -= 2;
-            text[start..start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-        }
-        if rest >= 10 {
-            let pair = rest as usize * 2;
-            start -= 2;
-            text[start..start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-        } else {
-            start -= 1;
-            text[start] = b'0' + rest as u8;
-        }
-        start -= 5;
-        text[start..start + 5].copy_from_slice(b"call-");
-        Self {
-            text,
-            start: start as u8,
-        }
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        // ASCII by construction; the fallback only keeps this free of panics.
-        std::str::from_utf8(&self.text[usize::from(self.start)..]).unwrap_or("call")
-    }
-}
-
-/// One call as the trail stores it: an [`ActionRecord`] whose names are
-/// shared with the call rather than copied, since every call is recorded
-/// and the copy only matters when someone reads the trail.
-#[derive(Debug, Clone)]
-pub(crate) struct TrailEntry {
-    pub(crate) call_id: Name,
-    pub(crate) tool: Name,
-    pub(crate) action: Option<Name>,
-    /// `None`: `tool`, or `tool.action` for a call with an action.
-    pub(crate) permission: Option<String>,
-    pub(crate) decision: GateDecision,
-    pub(crate) status: CallStatus,
-    /// The result's code, borrowed when it is a literal (as the
-    /// dispatcher's own are) rather than copied on every error.
-    pub(crate) error_code: Option<Cow<'static, str>>,
-    pub(crate) duration: Timing,
-    pub(crate) background: bool,
-    pub(crate) reused: bool,
-}
-
-/// How long a call took: measured by the dispatcher as the two clock
-/// readings, subtracted only when the record is read, or as given.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Timing {
-    Measured {
-        started: std::time::Instant,
-        ended: std::time::Instant,
-    },
-    Given(Duration),
-}
-
-impl Timing {
-    /// The call's duration.
-    pub(crate) fn duration(self) -> Duration {
-        match self {
-            Timing::Measured { started, ended } => ended.saturating_duration_since(started),
-            Timing::Given(duration) => duration,
-        }
-    }
-}
-
-impl TrailEntry {
-    pub(crate) fn to_record(&self) -> ActionRecord {
-        let permission = match (&self.permission, &self.action) {
-            (Some(permission), _) => permission.clone(),
-            (None, Some(action)) => format!("{}.{}", &*self.tool, &**action),
-            (None, None) => self.tool.to_string(),
-        };
-        ActionRecord {
-            call_id: self.call_id.to_string(),
-            tool: self.tool.to_string(),
-            action: self.action.as_deref().map(str::to_owned),
-            permission,
-            decision: self.decision,
-            status: self.status,
-            error_code: self.error_code.as_deref().map(str::to_owned),
-            duration: self.duration.duration(),
-            background: self.background,
-            reused: self.reused,
-        }
-    }
-}
-
-impl From<ActionRecord> for TrailEntry {
-    fn from(record: ActionRecord) -> Self {
-        Self {
-            call_id: Name::Owned(record.call_id),
-            tool: Name::Owned(record.tool),
-            action: record.action.map(Name::Owned),
-            permission: Some(record.permission),
-            decision: record.decision,
-            status: record.status,
-            error_code: record.error_code.map(Cow::Owned),
-            duration: Timing::Given(record.duration),
-            background: record.background,
-            reused: record.reused,
-        }
-    }
-}
-
-/// The calls made during one turn, in order. Cheap to clone; clones share.
-#[derive(Debug, Clone, Default)]
-pub struct ActionTrail {
-    entries: Arc<Mutex<TrailEntries>>,
-}
-
-/// Inline room for the first entries: a turn's first call then records
-/// without a heap allocation of its own. Entries are never removed: a
-/// dispatched call finds its own by position.
-type TrailEntries = smallvec::SmallVec<[TrailEntry; 2]>;
-
-impl ActionTrail {
-    fn entries(&self) -> std::sync::MutexGuard<'_, TrailEntries> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Appends a record.
-    pub fn record(&self, record: ActionRecord) {
-        let _ = self.record_entry(record.into());
-    }
-
-    /// Appends an entry without copying its names; returns its position.
-    pub(crate) fn record_entry(&self, entry: TrailEntry) -> usize {
-        let mut entries = self.entries();
-        entries.push(entry);
-        entries.len() - 1
-    }
-
-    /// The record at `position` (see [`record_entry`](Self::record_entry)).
-    pub(crate) fn record_at(&self, position: usize) -> Option<ActionRecord> {
-        self.entries().get(position).map(TrailEntry::to_record)
-    }
-
-    /// Runs `change` on the latest entry of `call_id`; `false` when there is none.
-    fn change_entry(&self, call_id: &str, change: impl FnOnce(&mut TrailEntry)) -> bool {
-        let mut entries = self.entries();
-        match entries
-            .iter_mut()
-            .rev()
-            .find(|stored| &*stored.call_id == call_id)
-        {
-            Some(stored) => {
-                change(stored);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Replaces the entry of `call_id` with `entry`, names still shared.
-    pub(crate) fn replace_entry(&self, call_id: &str, entry: TrailEntry) -> bool {
-        self.change_entry(call_id, |stored| *stored = entry)
-    }
-
-    /// Replaces the record of `call_id` (e.g. when a background call ends).
-    pub fn update(&self, call_id: &str, update: impl FnOnce(&mut ActionRecord)) -> bool {
-        self.change_entry(call_id, |stored| {
-            let mut record = stored.to_record();
-            update(&mut record);
-            *stored = record.into();
-        })
-    }
-
-    /// A copy of every record so far.
-    pub fn snapshot(&self) -> Vec<ActionRecord> {
-        self.entries().iter().map(TrailEntry::to_record).collect()
-    }
-
-    /// How many calls were recorded.
-    pub fn len(&self) -> usize {
-        self.entries().len()
-    }
-
-    /// Whether no call was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 struct TurnShared {
     channel: Channel,
     session_id: String,
@@ -398,6 +93,7 @@ struct TurnShared {
     activated: Mutex<Vec<String>>,
     pins: Arc<Pins>,
     offers_activated: bool,
+    single_call: bool,
 }
 
 /// Names a turn may reach because code said so (see [`TurnBuilder::pin`]),
@@ -471,6 +167,7 @@ pub struct TurnBuilder {
     progress: Option<ProgressSink>,
     extensions: Extensions,
     offers_activated: bool,
+    single_call: bool,
 }
 
 impl TurnBuilder {
@@ -529,6 +226,15 @@ impl TurnBuilder {
         self
     }
 
+    /// Says that the turn makes one call and its run ends with it (an MCP
+    /// request): no later read of the run could reuse what a read
+    /// returns, so the dispatcher keeps nothing for reuse.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's calls
+    pub(crate) fn single_call(mut self) -> Self {
+        self.single_call = true;
+        self
+    }
+
     /// Pins a set shared by many turns (the MCP server's listing), instead
     /// of copying it into each.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's listing
@@ -560,6 +266,7 @@ impl TurnBuilder {
                 activated: Mutex::new(Vec::new()),
                 pins,
                 offers_activated: self.offers_activated,
+                single_call: self.single_call,
             }),
             call_id: Name::Static(""),
             tool: Name::Static(""),
@@ -714,6 +421,12 @@ impl Turn {
         self.shared.offers_activated
     }
 
+    /// Whether a read may reuse, or be kept for, a later identical read
+    /// of the same run (not on a [`TurnBuilder::single_call`] turn).
+    pub(crate) fn reuses_reads(&self) -> bool {
+        !self.shared.single_call
+    }
+
     /// Whether `find_tools` (or other code) activated `name` in this turn.
     pub(crate) fn has_activated(&self, name: &str) -> bool {
         self.shared
@@ -734,27 +447,10 @@ impl Turn {
     }
 }
 
-#[cfg(test)]
-mod names {
-    use super::{CallStatus, GateDecision, NumberedId};
-
-    #[test]
-    fn numbered_ids_read_like_the_formatted_ones() {
-        for number in (0..10_001).chain([u64::MAX / 7, u64::MAX]) {
-            assert_eq!(NumberedId::new(number).as_str(), format!("call-{number}"));
-        }
-    }
-
-    #[test]
-    fn as_str_is_the_serialised_name() {
-        use GateDecision::*;
-        for decision in [
-            Allowed, Approved, Rejected, Denied, Internal, Planned, NotReached,
-        ] {
-            assert_eq!(serde_json::json!(decision), decision.as_str());
-        }
-        for status in [CallStatus::Success, CallStatus::Error, CallStatus::Pending] {
-            assert_eq!(serde_json::json!(status), status.as_str());
-        }
+impl Turn {
+    /// The current time from the host's [`Clock`] extension (the turn's,
+    /// then the dispatcher's), or the system clock when none is given.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.extension::<Clock>().copied().unwrap_or_default().now()
     }
 }

@@ -9,7 +9,7 @@ use super::reuse::ReuseRuns;
 
 /// One session's state, each part behind its own small lock.
 #[derive(Debug, Default)]
-pub(crate) struct Session {
+pub(crate) struct SessionState {
     pub(crate) window: Mutex<Window>,
     /// The windows of the abilities that declare a rate limit, by name.
     pub(crate) ability_windows: Mutex<HashMap<&'static str, Window>>,

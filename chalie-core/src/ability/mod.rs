@@ -1,5 +1,7 @@
 //! The `Ability` trait and the static facts `#[ability]` records about one.
 
+mod example_checks;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -7,7 +9,11 @@ use serde_json::Value;
 
 use crate::dispatch::RateLimit;
 use crate::params::{InputExample, Params};
+use crate::sealed::MacroOnly;
 use crate::{ToolResult, Turn};
+
+#[doc(hidden)]
+pub use example_checks::{example_key_problem, example_missing_problem, example_value_problem};
 
 /// A boxed, sendable future: what an ability's call returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -129,15 +135,6 @@ pub fn fallback_result() -> ToolResult {
         "fix the compile errors of its `#[ability]`",
     )
 }
-
-/// A token only chalie's macros name; see [`Ability`].
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct MacroOnly(());
-
-/// The one [`MacroOnly`] value, for the generated impls.
-#[doc(hidden)]
-pub const MACRO_ONLY: MacroOnly = MacroOnly(());
 
 /// Whether an ability only reads, or changes something.
 ///
