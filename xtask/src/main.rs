@@ -15,6 +15,7 @@ mod lint;
 mod manifest;
 mod postgres;
 mod python_env;
+mod serve_bench;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +49,9 @@ commands:
                                chalie's MCP server beside rmcp's at 1, 10 and 50 clients
   bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
                                latency, PostgreSQL (across replicas) beside SQLite, one run
+  serve-bench [--runs N] [--sessions N]   what `assistant serve` adds to a run with a scripted
+                               model (p50/p99 to the first SSE event and to the settlement)
+                               and its resident memory with N sessions (release build)
   build-time [--tools N] [--repeats N] [--workspace]   cold build and check time of N
                                generated tools for chalie, rmcp and rig beside N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         "python-env" => python_env::run(&rest),
         "browser" => browser::run(&rest),
         "postgres" => postgres::run(&rest),
+        "serve-bench" => serve_bench::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

@@ -36,6 +36,10 @@ pub enum SessionError {
         /// Who asked.
         principal: Principal,
     },
+    /// A policy change named a permission that is not `tool`,
+    /// `tool.action` or `tool.*`.
+    #[error("{0}")]
+    BadPermission(String),
     /// There is no tokio runtime to drive the run on.
     #[error("runs need a tokio runtime; call this from inside one")]
     NoRuntime,

@@ -170,6 +170,7 @@ pub use store::postgres::PgStore;
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::SqliteStore;
 pub use store::{
-    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, RunRecord, RunStatus,
-    SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, PolicyRecord, RunRecord,
+    RunStatus, SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord,
+    ToolCallStatus,
 };

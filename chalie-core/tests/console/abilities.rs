@@ -100,3 +100,16 @@ pub async fn rename_task(params: RenameParams, turn: &Turn) -> ToolResult {
     note(turn, format!("rename:{}:{}", params.id, params.title));
     ToolResult::success(format!("renamed task {}", params.id))
 }
+
+/// Recalls what the user said earlier in the session. Internal: the policy
+/// manager shows it and offers no change.
+#[ability(
+    internal,
+    effect = read,
+    tooltip = "Remembering",
+    examples = ["what did I say earlier", "remind me what I asked", "recall my last request", "what was my question", "repeat what I said", "what did we talk about"],
+)]
+pub async fn recall(turn: &Turn) -> ToolResult {
+    note(turn, "recall".into());
+    ToolResult::success("nothing yet")
+}

@@ -1,5 +1,5 @@
 //! The policy manager: a permission set to `ask` on the chat channel gates
-//! the very next call; `internal` is shown and cannot be changed.
+//! the very next call; an internal ability is shown and cannot be changed.
 
 use chalie_core::session::Reply;
 use serde_json::json;
@@ -34,15 +34,18 @@ async fn a_permission_changed_in_the_console_gates_the_next_call() {
     );
     let internal = browser
         .eval(
-            "return [...document.querySelectorAll('#policy-table td[data-channel=internal]')].map(td => td.querySelector('select') === null)",
+            "const row = document.querySelector('#policy-table tr[data-permission=recall]'); \
+             return row && [...row.querySelectorAll('td')].map(td => td.querySelector('select') === null && td.textContent)",
             json!([]),
         )
         .await;
-    let internal = internal.as_array().unwrap();
-    assert!(!internal.is_empty(), "the internal channel is shown");
+    let internal = internal.as_array().expect("the internal ability is shown");
+    assert!(!internal.is_empty());
     assert!(
-        internal.iter().all(|fixed| fixed == true),
-        "internal offers no change"
+        internal.iter().all(|cell| cell
+            .as_str()
+            .is_some_and(|text| text.starts_with("internal"))),
+        "internal is shown on every channel and offers no change: {internal:?}"
     );
 
     browser

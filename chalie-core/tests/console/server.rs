@@ -12,7 +12,8 @@ use chalie_core::session::{
 use chalie_core::turn::Principal;
 use chalie_core::{Channel, Dispatcher, Registry, dispatch::Policy, dispatch::Setting};
 
-/// Alice's token and Bob's, as the deployment configured them.
+/// Alice's token (she may change the policy) and Bob's, as the deployment
+/// configured them.
 pub const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
 pub const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
 
@@ -42,7 +43,7 @@ pub async fn serve(replies: Vec<Reply>) -> App {
         .pinned(ABILITIES)
         .build();
     let tokens = BearerTokens::new()
-        .with(ALICE, Principal::new("alice"))
+        .with_admin(ALICE, Principal::new("alice"))
         .unwrap()
         .with(BOB, Principal::new("bob"))
         .unwrap();

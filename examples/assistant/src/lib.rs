@@ -33,6 +33,8 @@ pub mod discovery;
 pub mod memory;
 pub mod notes;
 pub mod scratchpad;
+#[cfg(feature = "discovery")]
+pub mod service;
 mod state;
 pub mod tasks;
 mod text;

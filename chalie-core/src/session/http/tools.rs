@@ -172,6 +172,7 @@ async fn discover<A: Authenticate>(
     let Some(discovery) = &state.tools.discovery else {
         return super::error(
             StatusCode::NOT_FOUND,
+            "not-found",
             "this app serves no discovery playground; give `ToolsApi::discovery` its index",
         );
     };
@@ -183,6 +184,7 @@ async fn discover<A: Authenticate>(
     if text.is_empty() || text.len() > MAX_QUERY {
         return super::error(
             StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-body",
             format!(
                 "give the request to search as `?q=`, 1 to {MAX_QUERY} bytes, e.g. `?q=rename a task`"
             ),
@@ -192,6 +194,7 @@ async fn discover<A: Authenticate>(
         Ok(report) => Json(report).into_response(),
         Err(why) => super::error(
             StatusCode::INTERNAL_SERVER_ERROR,
+            "discovery-failed",
             format!("discovery could not search: {why}"),
         ),
     }

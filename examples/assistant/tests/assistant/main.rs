@@ -13,6 +13,7 @@ mod demo;
 mod index;
 mod memory;
 mod notes;
+mod service;
 mod session;
 mod tasks;
 mod weather;

@@ -10,20 +10,22 @@ const SETTINGS = ["allow", "ask", "deny"];
 export function init() {}
 
 export async function open() {
-  const { channels, permissions } = await request("GET", "/policy");
+  const { channels, permissions, mayChange } = await request("GET", "/policy");
+  // Who may not change the policy still reads it: every cell fixed.
+  const fixed = mayChange === false;
   const table = $("policy-table");
   table.tHead.replaceChildren(el("tr", {}, el("th", { scope: "col", text: "Permission" }),
     ...channels.map((channel) => el("th", { scope: "col", text: channel }))));
   table.tBodies[0].replaceChildren(...permissions.map((row) => el("tr", { "data-permission": row.permission },
     el("th", { scope: "row", text: row.permission }),
-    ...channels.map((channel) => cell(row.permission, channel, row.settings[channel])))));
+    ...channels.map((channel) => cell(row.permission, channel, row.settings[channel], fixed)))));
 }
 
-function cell(permission, channel, setting) {
+function cell(permission, channel, setting, fixed) {
   const td = el("td", { "data-channel": channel });
   if (!setting) return td;
   const source = setting.source ? ` (${setting.source})` : "";
-  if (!setting.editable) {
+  if (!setting.editable || fixed) {
     td.append(el("span", { class: "fixed", text: setting.setting }), el("span", { class: "muted", text: source }));
     return td;
   }
