@@ -11,10 +11,22 @@ use crate::{screenshot_path, sign_in};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_view_shows_descriptors_token_counts_and_discovery() {
+    let app = serve(Vec::<Reply>::new()).await;
+    // The routes answer only a signed-in caller, and say how to ask.
+    let http = reqwest::Client::new();
+    let anonymous = http.get(format!("{}/ai/tools", app.base)).send().await;
+    assert_eq!(anonymous.unwrap().status(), 401);
+    let empty = http
+        .get(format!("{}/ai/tools/discover?q=%20", app.base))
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), 422);
+
     let Some(browser) = launch().await else {
         return;
     };
-    let app = serve(Vec::<Reply>::new()).await;
     sign_in(&browser, &app, ALICE, "alice").await;
     browser.click("#nav-tools").await;
     browser
