@@ -45,8 +45,10 @@ commands:
   demo                         the example, after preparing what it needs
   bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
                                callgrind for chalie, rmcp and the no-framework floor
-  bench-mcp [--rounds N] [--seconds S] [--only NAME]   requests per second and p50/p99 of
-                               chalie's MCP server beside rmcp's at 1, 10 and 50 clients
+  bench-mcp [--rounds N] [--seconds S] [--only NAME] [--instructions]   requests per second
+                               and p50/p99 of chalie's MCP server beside rmcp's at 1, 10 and
+                               50 clients; --instructions: each server's instructions per
+                               request under callgrind instead
   bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
                                latency, PostgreSQL (across replicas) beside SQLite, one run
   serve-bench [--runs N] [--sessions N]   what `assistant serve` adds to a run with a scripted
