@@ -56,6 +56,8 @@ fn the_report_activates_what_find_activates_and_shows_each_rung() {
     );
 
     let discovery = Discovery::new(Arc::new(index));
-    let through_seam = discovery.discover("weather forecast for a city").unwrap();
+    let through_seam = discovery
+        .discover("weather forecast for a city")
+        .expect("discover");
     assert_eq!(through_seam.activated, near.activated);
 }
