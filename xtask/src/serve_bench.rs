@@ -237,7 +237,15 @@ fn measure(work: &Path, runs: usize, sessions: usize) -> Outcome {
         millis(percentile(&settled, 0.50)),
         millis(percentile(&settled, 0.99))
     );
-    let shown = |kib: Option<u64>| kib.map_or("unknown".to_owned(), |kib| format!("{:.1} MiB", kib as f64 / 1024.0));
-    println!("  resident memory (VmRSS): {} at start, {} with {total_sessions} sessions", shown(idle), shown(loaded));
+    let shown = |kib: Option<u64>| {
+        kib.map_or("unknown".to_owned(), |kib| {
+            format!("{:.1} MiB", kib as f64 / 1024.0)
+        })
+    };
+    println!(
+        "  resident memory (VmRSS): {} at start, {} with {total_sessions} sessions",
+        shown(idle),
+        shown(loaded)
+    );
     Ok(())
 }

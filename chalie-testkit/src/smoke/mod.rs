@@ -665,7 +665,7 @@ impl Harness {
         let smoke = Smoke::new(self.registry())
             .configure(move |builder| builder.extension(clock))
             .with_configure(&self.configure);
-        match self.turn.principal() {
+        match self.turn().principal() {
             Some(principal) => smoke.principal(principal.clone()),
             None => smoke,
         }

@@ -134,21 +134,33 @@ fn model(args: &ArgMatches) -> Result<Arc<dyn Model>, String> {
     };
     if let Some(path) = args.get_one::<PathBuf>("script") {
         let model = script::load(path)?;
-        return Ok(Arc::new(if no_tools { model.without_tools() } else { model }));
+        return Ok(Arc::new(if no_tools {
+            model.without_tools()
+        } else {
+            model
+        }));
     }
     if let Some(url) = args.get_one::<String>("model-url") {
         let mut model = OpenAiModel::new(url, &name()?);
         if let Ok(key) = std::env::var("OPENAI_API_KEY") {
             model = model.api_key(key);
         }
-        return Ok(Arc::new(if no_tools { model.without_tools() } else { model }));
+        return Ok(Arc::new(if no_tools {
+            model.without_tools()
+        } else {
+            model
+        }));
     }
     if let Ok(key) = std::env::var("ANTHROPIC_API_KEY") {
         let url = args
             .get_one::<String>("anthropic-url")
             .map_or("https://api.anthropic.com", String::as_str);
         let model = AnthropicModel::new(url, &name()?).api_key(key);
-        return Ok(Arc::new(if no_tools { model.without_tools() } else { model }));
+        return Ok(Arc::new(if no_tools {
+            model.without_tools()
+        } else {
+            model
+        }));
     }
     Err(NO_MODEL.to_owned())
 }
@@ -165,7 +177,10 @@ fn store(args: &ArgMatches) -> Result<(Arc<dyn SessionStore>, Arc<dyn RecordStor
         .get_one::<PathBuf>("db")
         .cloned()
         .unwrap_or_else(|| PathBuf::from(".chalie/assistant.db"));
-    if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+    if let Some(folder) = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(folder)
             .map_err(|error| format!("cannot create `{}`: {error}", folder.display()))?;
     }
@@ -180,7 +195,9 @@ fn init_logs() -> Result<(), String> {
     let filter: tracing_subscriber::filter::Targets = std::env::var("RUST_LOG")
         .unwrap_or_else(|_| "info".to_owned())
         .parse()
-        .map_err(|error| format!("RUST_LOG: {error}; e.g. RUST_LOG=info or RUST_LOG=chalie_core=debug,info"))?;
+        .map_err(|error| {
+            format!("RUST_LOG: {error}; e.g. RUST_LOG=info or RUST_LOG=chalie_core=debug,info")
+        })?;
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -219,7 +236,10 @@ async fn stop_requested() {
 pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
     init_logs()?;
     let model = model(args)?;
-    let tokens = users::load(args.get_one::<PathBuf>("users").ok_or("--users FILE is required")?)?;
+    let tokens = users::load(
+        args.get_one::<PathBuf>("users")
+            .ok_or("--users FILE is required")?,
+    )?;
     let (store, records) = store(args)?;
 
     let registry = chalie_core::registry().map_err(|error| error.to_string())?;

@@ -82,7 +82,12 @@ fn split(whole: &str) -> Vec<String> {
 /// A chat-completions stream calling `name` with `arguments`, the
 /// arguments arriving in several `tool_calls` deltas.
 pub fn openai_tool_call(name: &str, arguments: &Value) -> Vec<String> {
-    let event = |delta: Value| format!("data: {}\n\n", json!({ "choices": [{ "index": 0, "delta": delta }] }));
+    let event = |delta: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({ "choices": [{ "index": 0, "delta": delta }] })
+        )
+    };
     let arguments = arguments.to_string();
     let (head, tail) = arguments.split_at(arguments.len() / 2);
     let whole = [
@@ -99,7 +104,12 @@ pub fn openai_tool_call(name: &str, arguments: &Value) -> Vec<String> {
 /// A chat-completions stream answering `text` in two deltas.
 pub fn openai_text(text: &str) -> Vec<String> {
     let (head, tail) = text.split_at(text.len() / 2);
-    let event = |content: &str| format!("data: {}\n\n", json!({ "choices": [{ "index": 0, "delta": { "content": content } }] }));
+    let event = |content: &str| {
+        format!(
+            "data: {}\n\n",
+            json!({ "choices": [{ "index": 0, "delta": { "content": content } }] })
+        )
+    };
     split(
         &[
             event(head),

@@ -6,9 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::fake_model::{
-    anthropic_text, anthropic_tool_use, openai_text, openai_tool_call, serve,
-};
+use super::fake_model::{anthropic_text, anthropic_tool_use, openai_text, openai_tool_call, serve};
 use super::{ALICE, Service, Workdir, names, open_session, send};
 
 /// Alice asks about the weather; the run's events to the settlement.
@@ -26,7 +24,11 @@ fn answered(events: &[(String, Value)]) {
         .iter()
         .find(|(name, _)| name == "message.completed")
         .unwrap_or_else(|| panic!("no answer: {names:?}"));
-    assert!(completed.1.to_string().contains("Cloudy in Rome."), "{}", completed.1);
+    assert!(
+        completed.1.to_string().contains("Cloudy in Rome."),
+        "{}",
+        completed.1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,7 +42,12 @@ async fn an_openai_compatible_server_streams_tool_call_deltas_and_the_answer() {
     let work = Workdir::new();
     let service = Service::start(
         &work,
-        &["--model-url", &format!("{url}/v1"), "--model", "local-model"],
+        &[
+            "--model-url",
+            &format!("{url}/v1"),
+            "--model",
+            "local-model",
+        ],
         &[("OPENAI_API_KEY", "sk-local-test")],
     );
     answered(&ask(&service).await);
@@ -49,7 +56,11 @@ async fn an_openai_compatible_server_streams_tool_call_deltas_and_the_answer() {
     assert_eq!(received.len(), 2);
     let (head, first) = &received[0];
     assert!(head.starts_with("POST /v1/chat/completions"), "{head}");
-    assert!(head.to_lowercase().contains("authorization: bearer sk-local-test"), "{head}");
+    assert!(
+        head.to_lowercase()
+            .contains("authorization: bearer sk-local-test"),
+        "{head}"
+    );
     assert_eq!(first["model"], "local-model");
     assert_eq!(first["stream"], true);
     let offered: Vec<&str> = first["tools"]
@@ -90,7 +101,10 @@ async fn the_anthropic_client_streams_tool_use_and_the_answer() {
     assert_eq!(received.len(), 2);
     let (head, first) = &received[0];
     assert!(head.starts_with("POST /v1/messages"), "{head}");
-    assert!(head.to_lowercase().contains("x-api-key: sk-ant-local-test"), "{head}");
+    assert!(
+        head.to_lowercase().contains("x-api-key: sk-ant-local-test"),
+        "{head}"
+    );
     assert_eq!(first["model"], "claude-test");
     let (_, second) = &received[1];
     assert!(

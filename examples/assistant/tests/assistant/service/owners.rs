@@ -15,7 +15,10 @@ async fn refused(response: reqwest::Response, what: &str) {
         "{what}: {status}"
     );
     let answer = body(response).await;
-    assert!(answer["code"].is_string() && answer["error"].is_string(), "{what}: {answer}");
+    assert!(
+        answer["code"].is_string() && answer["error"].is_string(),
+        "{what}: {answer}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,20 +35,49 @@ async fn bob_reaches_none_of_alice_s_session_run_approval_or_plan() {
     let session = open_session(base, ALICE, "approval").await;
     let (run, mut stream) = send(base, ALICE, &session, "put the gym on Saturday at 9").await;
     let asked = stream.until("tool.approval_required").await;
-    let call = asked.last().unwrap().1["toolCallId"].as_str().unwrap().to_owned();
+    let call = asked.last().unwrap().1["toolCallId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     // Bob, with his own valid token, on everything of Alice's.
     let attempts = [
-        ("send", bob.post(format!("{base}/sessions/{session}/messages")).json(&json!({ "content": "delete everything" }))),
-        ("history", bob.get(format!("{base}/sessions/{session}/messages"))),
-        ("mode", bob.patch(format!("{base}/sessions/{session}")).json(&json!({ "mode": "auto" }))),
-        ("approve", bob.post(format!("{base}/runs/{run}/tools/{call}/approve"))),
-        ("reject", bob.post(format!("{base}/runs/{run}/tools/{call}/reject"))),
+        (
+            "send",
+            bob.post(format!("{base}/sessions/{session}/messages"))
+                .json(&json!({ "content": "delete everything" })),
+        ),
+        (
+            "history",
+            bob.get(format!("{base}/sessions/{session}/messages")),
+        ),
+        (
+            "mode",
+            bob.patch(format!("{base}/sessions/{session}"))
+                .json(&json!({ "mode": "auto" })),
+        ),
+        (
+            "approve",
+            bob.post(format!("{base}/runs/{run}/tools/{call}/approve")),
+        ),
+        (
+            "reject",
+            bob.post(format!("{base}/runs/{run}/tools/{call}/reject")),
+        ),
         ("run events", bob.get(format!("{base}/runs/{run}/events"))),
-        ("message stream", bob.get(format!("{base}/sessions/{session}/messages/{run}/stream"))),
+        (
+            "message stream",
+            bob.get(format!("{base}/sessions/{session}/messages/{run}/stream")),
+        ),
         ("plan", bob.get(format!("{base}/sessions/{session}/plan"))),
-        ("plans", bob.get(format!("{base}/plans?sessionId={session}"))),
-        ("execute", bob.post(format!("{base}/plans/{session}/execute"))),
+        (
+            "plans",
+            bob.get(format!("{base}/plans?sessionId={session}")),
+        ),
+        (
+            "execute",
+            bob.post(format!("{base}/plans/{session}/execute")),
+        ),
         ("discard", bob.delete(format!("{base}/plans/{session}"))),
     ];
     for (what, attempt) in attempts {
@@ -63,7 +95,13 @@ async fn bob_reaches_none_of_alice_s_session_run_approval_or_plan() {
     assert_eq!(approved.status(), StatusCode::NO_CONTENT);
     let rest = stream.until("run.settlement.completed").await;
     let rest = names(&rest);
-    assert_eq!(rest.iter().filter(|name| **name == "tool.completed").count(), 1, "{rest:?}");
+    assert_eq!(
+        rest.iter()
+            .filter(|name| **name == "tool.completed")
+            .count(),
+        1,
+        "{rest:?}"
+    );
     assert!(!rest.contains(&"tool.failed"), "{rest:?}");
 
     // A plan of Alice's: Bob can neither run nor drop it.
@@ -72,16 +110,26 @@ async fn bob_reaches_none_of_alice_s_session_run_approval_or_plan() {
     let planned = stream.until("run.settlement.completed").await;
     assert!(names(&planned).contains(&"plan.step_added"), "{planned:?}");
     for (what, attempt) in [
-        ("execute", bob.post(format!("{base}/plans/{planning}/execute"))),
+        (
+            "execute",
+            bob.post(format!("{base}/plans/{planning}/execute")),
+        ),
         ("discard", bob.delete(format!("{base}/plans/{planning}"))),
-        ("plans", bob.get(format!("{base}/plans?sessionId={planning}"))),
+        (
+            "plans",
+            bob.get(format!("{base}/plans?sessionId={planning}")),
+        ),
     ] {
         refused(attempt.send().await.unwrap(), what).await;
     }
     let bob_plans = body(bob.get(format!("{base}/plans")).send().await.unwrap()).await;
     assert_eq!(bob_plans, json!({ "plans": [] }));
     let alice_plans = body(alice.get(format!("{base}/plans")).send().await.unwrap()).await;
-    assert_eq!(alice_plans["plans"].as_array().unwrap().len(), 1, "{alice_plans}");
+    assert_eq!(
+        alice_plans["plans"].as_array().unwrap().len(),
+        1,
+        "{alice_plans}"
+    );
     assert_eq!(alice_plans["plans"][0]["planId"], planning.as_str());
     assert_eq!(alice_plans["plans"][0]["steps"][0]["tool"], "calendar_edit");
 
@@ -96,8 +144,18 @@ async fn bob_reaches_none_of_alice_s_session_run_approval_or_plan() {
 
     // The history Alice reads has her write, completed once; Bob's send
     // added nothing.
-    let history = body(alice.get(format!("{base}/sessions/{session}/messages")).send().await.unwrap()).await;
-    assert!(!history.to_string().contains("delete everything"), "{history}");
+    let history = body(
+        alice
+            .get(format!("{base}/sessions/{session}/messages"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        !history.to_string().contains("delete everything"),
+        "{history}"
+    );
     let writes: Vec<&Value> = history["messages"]
         .as_array()
         .unwrap()

@@ -5,7 +5,9 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::{ALICE, BOB, Service, Workdir, body, calendar_write, client, names, open_session, send};
+use super::{
+    ALICE, BOB, Service, Workdir, body, calendar_write, client, names, open_session, send,
+};
 
 async fn put(base: &str, token: &str, permission: &str, setting: &str) -> reqwest::Response {
     client(token)
@@ -36,7 +38,14 @@ async fn a_policy_change_gates_the_next_call_and_survives_a_restart() {
     let base = service.base.clone();
     let permission = "calendar_edit.add_event";
 
-    let policy = body(client(BOB).get(format!("{base}/policy")).send().await.unwrap()).await;
+    let policy = body(
+        client(BOB)
+            .get(format!("{base}/policy"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(chat_setting(&policy, permission)["setting"], "ask");
     assert_eq!(chat_setting(&policy, "memory")["editable"], false);
     let refused = put(&base, BOB, permission, "allow").await;
@@ -54,7 +63,14 @@ async fn a_policy_change_gates_the_next_call_and_survives_a_restart() {
     let first = stream.until("run.settlement.completed").await;
     let first = names(&first);
     assert!(!first.contains(&"tool.approval_required"), "{first:?}");
-    assert_eq!(first.iter().filter(|name| **name == "tool.completed").count(), 2, "{first:?}");
+    assert_eq!(
+        first
+            .iter()
+            .filter(|name| **name == "tool.completed")
+            .count(),
+        2,
+        "{first:?}"
+    );
 
     // Denied: the next call of the same session is refused, nothing runs.
     let denied = put(&base, ALICE, permission, "deny").await;
