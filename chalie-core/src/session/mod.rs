@@ -167,6 +167,7 @@ pub use owner::AsPrincipal;
 pub use sessions::{Run, Sessions, SessionsBuilder};
 #[cfg(feature = "postgres")]
 pub use store::postgres::PgStore;
+pub use store::records::{Listing, MAX_COLLECTION_LEN, Record, RecordStore};
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::SqliteStore;
 pub use store::{

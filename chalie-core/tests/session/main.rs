@@ -22,6 +22,7 @@ mod modes;
 #[cfg(feature = "openai")]
 mod openai;
 mod owners;
+mod records;
 #[cfg(feature = "postgres")]
 mod replicas;
 #[cfg(feature = "sqlite")]

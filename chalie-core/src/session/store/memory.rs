@@ -29,6 +29,8 @@ struct Data {
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     data: Mutex<Data>,
+    /// Each principal's records ([`RecordStore`](crate::session::RecordStore)).
+    pub(in crate::session::store) records: Mutex<crate::session::store::records::RecordTable>,
 }
 
 impl MemoryStore {

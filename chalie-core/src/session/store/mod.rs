@@ -4,6 +4,7 @@
 pub(crate) mod memory;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+pub(crate) mod records;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 

@@ -139,13 +139,18 @@ impl SqliteStore {
             )
             .map_err(failed)?;
         connection.execute_batch(SCHEMA).map_err(failed)?;
+        // A table of its own, created when missing: a file written before
+        // stores kept records gains it, empty, the first time it is opened.
+        connection
+            .execute_batch(crate::session::store::records::SQLITE_SCHEMA)
+            .map_err(failed)?;
         migrate(&mut connection)?;
         Ok(Self {
             connection: Mutex::new(connection),
         })
     }
 
-    fn db(&self) -> MutexGuard<'_, Connection> {
+    pub(in crate::session::store) fn db(&self) -> MutexGuard<'_, Connection> {
         self.connection
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -29,7 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chalie_core::session::{
-    AnthropicModel, Model, OpenAiModel, PgStore, SessionStore, Sessions, SqliteStore, router,
+    AnthropicModel, Model, OpenAiModel, PgStore, RecordStore, SessionStore, Sessions, SqliteStore,
+    router,
 };
 use chalie_core::{Dispatcher, contracts::ChalieConfig};
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -164,12 +165,13 @@ fn model(args: &ArgMatches) -> Result<Arc<dyn Model>, String> {
     Err(NO_MODEL.to_owned())
 }
 
-/// The store the arguments name, its folder created if needed.
-fn store(args: &ArgMatches) -> Result<Arc<dyn SessionStore>, String> {
+/// The database the arguments name (its folder created if needed), as the
+/// sessions' store and as the store of each user's data: one database.
+fn store(args: &ArgMatches) -> Result<(Arc<dyn SessionStore>, Arc<dyn RecordStore>), String> {
     if let Some(url) = args.get_one::<String>("postgres") {
-        return Ok(Arc::new(
-            PgStore::connect(url).map_err(|error| format!("--postgres: {error}"))?,
-        ));
+        let store =
+            Arc::new(PgStore::connect(url).map_err(|error| format!("--postgres: {error}"))?);
+        return Ok((store.clone(), store));
     }
     let path = args
         .get_one::<PathBuf>("db")
@@ -182,9 +184,8 @@ fn store(args: &ArgMatches) -> Result<Arc<dyn SessionStore>, String> {
         std::fs::create_dir_all(folder)
             .map_err(|error| format!("cannot create `{}`: {error}", folder.display()))?;
     }
-    Ok(Arc::new(
-        SqliteStore::open(&path).map_err(|error| format!("--db: {error}"))?,
-    ))
+    let store = Arc::new(SqliteStore::open(&path).map_err(|error| format!("--db: {error}"))?);
+    Ok((store.clone(), store))
 }
 
 /// Logs and spans to stderr, filtered by `RUST_LOG` (`info` without it).
@@ -239,10 +240,10 @@ pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
         args.get_one::<PathBuf>("users")
             .ok_or("--users FILE is required")?,
     )?;
-    let store = store(args)?;
+    let (store, records) = store(args)?;
 
     let registry = chalie_core::registry().map_err(|error| error.to_string())?;
-    let config = ChalieConfig::load(crate::config_path()).map_err(|error| error.to_string())?;
+    let config = ChalieConfig::load(&crate::config_path()).map_err(|error| error.to_string())?;
     let profiles = Profiles::select(&config, registry, &[]).map_err(|error| error.to_string())?;
     let model_dir = chalie_index::MiniLm::default_dir(root);
     let index_dir = args
@@ -256,7 +257,14 @@ pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
         external: &[],
         profile: &profiles.everyday,
     })
-    .map_err(|error| error.to_string())?;
+    .map_err(|error| error.to_string())?
+    // Each user's memory, tasks and calendar beside their sessions, on
+    // the system's clock (the demo's host fixes both).
+    .with_records(records);
+    let host = crate::Host {
+        clock: chalie_core::turn::Clock::system(),
+        ..host
+    };
     let dispatcher = Arc::new(
         host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
             .build(),

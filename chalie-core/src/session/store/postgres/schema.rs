@@ -58,7 +58,16 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE tool_calls ADD COLUMN card TEXT;
     ",
-    // 5: a principal's sessions in the order they were opened, and the
+    // 5: each principal's records (`RecordStore`), soft-deleted with a
+    // timestamp; ids are unique in a collection.
+    "
+    CREATE TABLE user_records (
+        collection TEXT NOT NULL, id BIGINT NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
+        deleted_at TIMESTAMPTZ, PRIMARY KEY (collection, id)
+    );
+    CREATE INDEX user_records_by_owner ON user_records (owner, collection, id);
+    ",
+    // 6: a principal's sessions in the order they were opened, and the
     // policy changes made through a policy manager.
     "
     ALTER TABLE sessions ADD COLUMN ord BIGSERIAL;

@@ -9,7 +9,7 @@ mod policy;
 mod restart;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -273,9 +273,4 @@ pub fn calendar_write(title: &str, done: &str) -> Vec<Value> {
         } }] }),
         json!({ "text": done }),
     ]
-}
-
-/// The workspace root, where the embedding model and index are.
-pub fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
