@@ -107,6 +107,9 @@ impl McpServer {
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
+        if let Some(principal) = &self.shared.principal {
+            turn = turn.principal(principal.clone());
+        }
         let turn = turn.build();
         if proxied {
             turn.activate_tools([name.as_str()]);

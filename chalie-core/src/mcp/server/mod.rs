@@ -91,6 +91,8 @@ struct Shared {
     next_session: AtomicU64,
     name: String,
     version: String,
+    /// Whom every call runs for, if anyone.
+    principal: Option<crate::turn::Principal>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -111,6 +113,7 @@ pub struct McpServerBuilder {
     external: Vec<Arc<dyn ExternalTools>>,
     name: String,
     version: String,
+    principal: Option<crate::turn::Principal>,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -140,6 +143,15 @@ impl McpServerBuilder {
     /// same proxy to the dispatcher, which routes their calls.
     pub fn external_tools(mut self, proxy: Arc<dyn ExternalTools>) -> Self {
         self.external.push(proxy);
+        self
+    }
+
+    /// Runs every call on behalf of `principal` ([`Turn::principal`](crate::Turn::principal)),
+    /// e.g. the one local user a stdio server serves. Without it calls run
+    /// for nobody, and abilities that keep each user's data apart refuse
+    /// them.
+    pub fn principal(mut self, principal: crate::turn::Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
 
@@ -208,6 +220,7 @@ impl McpServerBuilder {
                 next_session: AtomicU64::new(1),
                 name: self.name,
                 version: self.version,
+                principal: self.principal,
             }),
             session_id: "mcp-0".to_owned(),
         })
@@ -224,6 +237,7 @@ impl McpServer {
             external: Vec::new(),
             name: "chalie".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            principal: None,
         }
     }
 
