@@ -195,7 +195,7 @@ pub struct FindOutcome {
 }
 
 /// What one entry resolved to.
-enum Resolution {
+pub(crate) enum Resolution {
     /// Activated hits, and vector hits only suggested.
     Hits(Vec<Hit>, Vec<Hit>),
     Ambiguous(Vec<String>),
@@ -208,7 +208,7 @@ impl Index {
         options.scope.admits(&entry.source) && !options.exclude.contains(&entry.qualified)
     }
 
-    fn hit(&self, ordinal: usize, rung: Rung, distance: Option<f32>) -> Hit {
+    pub(crate) fn hit(&self, ordinal: usize, rung: Rung, distance: Option<f32>) -> Hit {
         let entry = &self.entries[ordinal];
         Hit {
             name: entry.qualified.clone(),
@@ -221,7 +221,7 @@ impl Index {
 
     /// Rung 1: the entry is a name. A qualified `server__name` pins one tool; a bare name
     /// owned by several sources is refused rather than guessed.
-    fn exact(&self, entry: &str, options: &FindOptions) -> Resolution {
+    pub(crate) fn exact(&self, entry: &str, options: &FindOptions) -> Resolution {
         if let Some((server, name)) = entry.split_once("__") {
             let qualified = format!("{}__{}", normalise_name(server), normalise_name(name));
             if let Some(&ordinal) = self.by_qualified.get(&qualified)
@@ -250,7 +250,11 @@ impl Index {
     }
 
     /// Rung 2: trigram candidates over names, kept only when the segment gate passes.
-    fn keyword(&self, entry: &str, options: &FindOptions) -> Result<Vec<Hit>, IndexError> {
+    pub(crate) fn keyword(
+        &self,
+        entry: &str,
+        options: &FindOptions,
+    ) -> Result<Vec<Hit>, IndexError> {
         let normalised = normalise_name(entry);
         // A sentence cannot align with a name; skip the search rather than gate 64 misses.
         if normalised.is_empty() || normalised.split('_').count() > 4 {

@@ -47,6 +47,7 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     prepare_python()?;
     println!("\n$ cargo xtask node-env");
     crate::node_env::run(&[])?;
+    prepare_browser()?;
     // The `postgres` store's tests run against a real server, started here
     // and stopped when `postgres` drops, whether the tests pass or not.
     let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
@@ -150,6 +151,12 @@ fn prepare() -> Outcome {
     crate::index::run("fetch-model", &[])?;
     println!("\n$ cargo xtask index");
     crate::index::run("index", &[])
+}
+
+/// The headless Chromium the console's browser tests drive.
+fn prepare_browser() -> Outcome {
+    println!("\n$ cargo xtask browser");
+    crate::browser::run(&[])
 }
 
 /// The Python MCP SDK the MCP interop tests drive chalie with.

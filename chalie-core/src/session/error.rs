@@ -44,6 +44,10 @@ pub enum SessionError {
         /// The configured limit.
         limit: usize,
     },
+    /// A policy change named a permission that is not `tool`,
+    /// `tool.action` or `tool.*`.
+    #[error("{0}")]
+    BadPermission(String),
     /// There is no tokio runtime to drive the run on.
     #[error("runs need a tokio runtime; call this from inside one")]
     NoRuntime,

@@ -14,9 +14,9 @@ use crate::session::run::shared::{Config, Core, LiveRun, lock};
 use crate::session::run::{RunKind, spawn_run};
 use crate::session::store::memory::MemoryStore;
 use crate::session::store::{
-    ApprovalState, Decision, PlanStep, RunStatus, SessionRecord, SessionStore,
+    ApprovalState, Decision, PlanStep, PolicyRecord, RunStatus, SessionRecord, SessionStore,
 };
-use crate::{Channel, Dispatcher, turn::Principal};
+use crate::{Channel, Dispatcher, dispatch::Setting, turn::Principal};
 
 /// One run: its id and its events. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -151,6 +151,13 @@ impl SessionsBuilder {
                 running,
             }),
         };
+        // The policy changes a policy manager made, kept with the sessions,
+        // apply over the host's policy again. A store that cannot be read
+        // here fails its first run too; the host hears of it through the
+        // log rather than a panic in a builder.
+        if let Err(failure) = sessions.restore_policy() {
+            tracing::error!(error = %failure, "the stored policy changes could not be applied");
+        }
         // An approval decided through another replica wakes the run
         // waiting on it here. Weak: the store must not keep this alive.
         let core = Arc::downgrade(&sessions.core);
@@ -251,6 +258,57 @@ impl Sessions {
             mode: Mode::default(),
             owner: owner.cloned(),
         })?)
+    }
+
+    /// The dispatcher the runs call tools through, e.g. for its
+    /// [`policy_surface`](Dispatcher::policy_surface).
+    pub fn dispatcher(&self) -> &Arc<Dispatcher> {
+        &self.core.dispatcher
+    }
+
+    /// Changes `permission`'s setting on `channel` for every session: kept
+    /// in the store first (so it survives a restart: [`build`](SessionsBuilder::build)
+    /// applies the kept changes again), then swapped into the dispatcher's
+    /// live policy, so the next call of any run, even one already going,
+    /// is gated by it. A permission that is not `tool`, `tool.action` or
+    /// `tool.*` is [`SessionError::BadPermission`] and nothing changes.
+    pub fn set_policy(
+        &self,
+        channel: Channel,
+        permission: &str,
+        setting: Setting,
+    ) -> Result<(), SessionError> {
+        // Checked on a scratch policy first: nothing is stored for a
+        // permission the live policy would refuse.
+        crate::dispatch::Policy::new()
+            .set(channel, permission, setting)
+            .map_err(|refused| SessionError::BadPermission(refused.to_string()))?;
+        self.core.store.put_policy(&PolicyRecord {
+            channel,
+            permission: permission.to_owned(),
+            setting,
+        })?;
+        self.core
+            .dispatcher
+            .policy()
+            .set(channel, permission, setting)
+            .map_err(|refused| SessionError::BadPermission(refused.to_string()))
+    }
+
+    /// Applies every policy change the store keeps to the dispatcher's
+    /// live policy, in the order they were made; returns how many. Done by
+    /// [`build`](SessionsBuilder::build); call it again after changing the
+    /// dispatcher's policy wholesale (e.g. reloading a policy file).
+    pub fn restore_policy(&self) -> Result<usize, SessionError> {
+        let kept = self.core.store.policy()?;
+        for record in &kept {
+            self.core
+                .dispatcher
+                .policy()
+                .set(record.channel, &record.permission, record.setting)
+                .map_err(|refused| SessionError::BadPermission(refused.to_string()))?;
+        }
+        Ok(kept.len())
     }
 
     /// The session's mode (a new session is in [`Mode::Approval`]).

@@ -15,6 +15,8 @@ mod http;
 mod http_events;
 #[cfg(feature = "http")]
 mod http_owners;
+#[cfg(all(feature = "http", feature = "sqlite"))]
+mod http_policy;
 mod isolation;
 mod modes;
 #[cfg(feature = "openai")]

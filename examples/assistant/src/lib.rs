@@ -35,6 +35,8 @@ pub mod notes;
 #[cfg(feature = "discovery")]
 mod preferences;
 pub mod scratchpad;
+#[cfg(feature = "discovery")]
+pub mod service;
 mod state;
 pub mod tasks;
 mod text;

@@ -9,10 +9,11 @@ use serde_json::Value;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
 use crate::session::store::{
-    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
-    StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, PlanStep, PolicyRecord, RunRecord, RunStatus, SessionRecord,
+    SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
 use crate::turn::Principal;
+use crate::{Channel, dispatch::Setting};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL, owner TEXT);
@@ -37,6 +38,10 @@ CREATE INDEX IF NOT EXISTS approvals_by_session ON approvals (session_id, state)
 CREATE TABLE IF NOT EXISTS plan_steps (
     session_id TEXT NOT NULL, idx INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
     input TEXT NOT NULL, PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS policy_settings (
+    channel TEXT NOT NULL, permission TEXT NOT NULL, setting TEXT NOT NULL,
+    PRIMARY KEY (channel, permission)
 );
 ";
 
@@ -73,6 +78,10 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
             .execute_batch("ALTER TABLE tool_calls ADD COLUMN card TEXT")
             .map_err(failed)?;
     }
+    // After the `owner` column exists, in a database of any age.
+    transaction
+        .execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner)")
+        .map_err(failed)?;
     transaction.commit().map_err(failed)
 }
 
@@ -380,6 +389,68 @@ impl SessionStore for SqliteStore {
 
     fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         session_row(&self.db(), id)
+    }
+
+    fn sessions_of(&self, owner: &Principal) -> Result<Vec<SessionRecord>, StoreError> {
+        let db = self.db();
+        // The rowid orders them by creation: an upsert keeps the row's.
+        let mut statement = db
+            .prepare("SELECT id, mode FROM sessions WHERE owner = ?1 ORDER BY rowid")
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([owner.id()], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (id, mode) = row.map_err(failed)?;
+            Ok(SessionRecord {
+                id,
+                mode: mode.parse::<Mode>().map_err(failed)?,
+                owner: Some(owner.clone()),
+            })
+        })
+        .collect()
+    }
+
+    fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError> {
+        self.db()
+            .execute(
+                "INSERT INTO policy_settings (channel, permission, setting) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (channel, permission) DO UPDATE SET setting = excluded.setting",
+                params![
+                    record.channel.as_str(),
+                    record.permission,
+                    record.setting.as_str()
+                ],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare("SELECT channel, permission, setting FROM policy_settings ORDER BY rowid")
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (channel, permission, setting) = row.map_err(failed)?;
+            Ok(PolicyRecord {
+                channel: Channel::parse(&channel).ok_or_else(|| corrupt("channel", &channel))?,
+                setting: Setting::parse(&setting).ok_or_else(|| corrupt("setting", &setting))?,
+                permission,
+            })
+        })
+        .collect()
     }
 
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {

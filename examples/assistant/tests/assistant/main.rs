@@ -14,6 +14,7 @@ mod index;
 mod memory;
 mod notes;
 mod playbooks;
+mod service;
 mod session;
 mod tasks;
 mod users;
