@@ -45,6 +45,8 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     crate::cycles::check()?;
     prepare()?;
     prepare_python()?;
+    println!("\n$ cargo xtask node-env");
+    crate::node_env::run(&[])?;
     // The `postgres` store's tests run against a real server, started here
     // and stopped when `postgres` drops, whether the tests pass or not.
     let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;

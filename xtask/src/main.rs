@@ -12,6 +12,7 @@ mod cycles;
 mod index;
 mod lint;
 mod manifest;
+mod node_env;
 mod postgres;
 mod python_env;
 mod serve_bench;
@@ -44,8 +45,10 @@ commands:
   demo                         the example, after preparing what it needs
   bench-dispatch [--calls N] [--no-criterion] [--annotate]   instructions per call under
                                callgrind for chalie, rmcp and the no-framework floor
-  bench-mcp [--rounds N] [--seconds S] [--only NAME]   requests per second and p50/p99 of
-                               chalie's MCP server beside rmcp's at 1, 10 and 50 clients
+  bench-mcp [--rounds N] [--seconds S] [--only NAME] [--instructions]   requests per second
+                               and p50/p99 of chalie's MCP server beside rmcp's at 1, 10 and
+                               50 clients; --instructions: each server's instructions per
+                               request under callgrind instead
   bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
                                latency, PostgreSQL (across replicas) beside SQLite, one run
   serve-bench [--runs N] [--sessions N]   what `assistant serve` adds to a run with a scripted
@@ -61,6 +64,7 @@ commands:
   postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
                                `postgres` store's tests (installs the distribution's package)
   python-env                   a venv with the official Python MCP SDK, for the MCP tests
+  node-env                     the official TypeScript MCP SDK client (npm ci), for the MCP tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         "cycles" => cycles::run(&rest),
         "index" | "eval" | "golden" | "fetch-model" | "tokens" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
+        "node-env" => node_env::run(&rest),
         "postgres" => postgres::run(&rest),
         "serve-bench" => serve_bench::run(&rest),
         "" | "help" | "--help" | "-h" => {

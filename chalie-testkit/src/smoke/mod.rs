@@ -665,6 +665,7 @@ impl Harness {
         let smoke = Smoke::new(self.registry())
             .configure(move |builder| builder.extension(clock))
             .with_configure(&self.configure);
+        // The same caller as the harness's own calls.
         match self.turn().principal() {
             Some(principal) => smoke.principal(principal.clone()),
             None => smoke,

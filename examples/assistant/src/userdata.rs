@@ -133,7 +133,7 @@ impl Memory {
             .collect()
     }
 
-    /// Keeps `item` for `owner`; returns its id.
+    /// Keeps `item` for `owner` (its `id` is ignored); returns the id it got.
     pub fn store(&self, owner: &Principal, item: &MemoryItem) -> Result<u64, StoreError> {
         Ok(self
             .records
@@ -205,7 +205,8 @@ impl Calendar {
             .collect()
     }
 
-    /// Adds `event` to `owner`'s calendar; returns it with its id.
+    /// Adds `event` to `owner`'s calendar (its `id` is ignored); returns it
+    /// with the id it got.
     pub fn add(&self, owner: &Principal, mut event: Event) -> Result<Event, StoreError> {
         event.id = self
             .records
@@ -318,7 +319,8 @@ impl Tasks {
             .transpose()
     }
 
-    /// Adds `task` to `owner`'s list; returns it with its id.
+    /// Adds `task` to `owner`'s list (its `id` is ignored); returns it with
+    /// the id it got.
     pub fn create(&self, owner: &Principal, mut task: Task) -> Result<Task, StoreError> {
         task.id = self
             .records
