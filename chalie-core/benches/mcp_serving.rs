@@ -749,7 +749,10 @@ async fn count_instructions(options: &Options) -> Result<(), String> {
         for which in ["chalie", "rmcp"] {
             let mut totals = Vec::new();
             for count in COUNTED {
-                let out = out_dir.join(format!("mcp.{which}.{}.{count}.out", request.label().replace(' ', "_")));
+                let out = out_dir.join(format!(
+                    "mcp.{which}.{}.{count}.out",
+                    request.label().replace(' ', "_")
+                ));
                 let mut child = spawn_server_counted(which, Some(&out)).await?;
                 let client = ()
                     .serve(StreamableHttpClientTransport::from_uri(child.url.as_str()))
@@ -767,9 +770,8 @@ async fn count_instructions(options: &Options) -> Result<(), String> {
                     .map_err(|error| error.to_string())?;
                 totals.push(collected_instructions(&out)?);
             }
-            per_request.push(
-                (totals[1] as f64 - totals[0] as f64) / (COUNTED[1] - COUNTED[0]) as f64,
-            );
+            per_request
+                .push((totals[1] as f64 - totals[0] as f64) / (COUNTED[1] - COUNTED[0]) as f64);
         }
         println!(
             "{:<26} {:>14.0} {:>14.0} {:>7.2}x",
