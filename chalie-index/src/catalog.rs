@@ -78,7 +78,8 @@ pub fn read_tools(path: &Path) -> Result<Vec<Descriptor>, CatalogError> {
 
 /// Reads external tools: a JSON array of `{"server", "name", "description" or "summary",
 /// "examples"?, "input_schema"?}`, the shape an MCP `tools/list` gives plus the server
-/// (what `mcp-server --export-tools FILE.json` writes). The schema is kept, so `find_tools`
+/// (what `mcp-server --export-tools FILE.json` writes). An entry with a `"playbook"` is a
+/// server's skill (`McpSource::skill_descriptors`), indexed as a skill for `find_skills`. The schema is kept, so `find_tools`
 /// can hand it to a client calling through a proxy.
 pub fn read_external(path: &Path) -> Result<Vec<Descriptor>, CatalogError> {
     let text = read_text(path)?;
@@ -101,6 +102,24 @@ pub fn parse_external(
         let missing =
             |key: &str| CatalogError::new(path, format!("tool {position} has no `{key}`"));
         let server = field("server").ok_or_else(|| missing("server"))?;
+        // A server's skill (`McpSource::skill_descriptors`): a playbook
+        // `find_skills` returns, not a tool to call.
+        if let Some(playbook) = field("playbook") {
+            descriptors.push(Descriptor {
+                name: field("name").ok_or_else(|| missing("name"))?,
+                summary: field("summary")
+                    .or_else(|| field("description"))
+                    .unwrap_or_default(),
+                examples: strings(value.get("examples")),
+                tooltip: String::new(),
+                source: Source::Skill,
+                toolset: String::new(),
+                discoverable: true,
+                parameters: None,
+                body: playbook,
+            });
+            continue;
+        }
         descriptors.push(Descriptor {
             name: field("name").ok_or_else(|| missing("name"))?,
             summary: field("summary")
@@ -216,6 +235,27 @@ fn unquote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_external_entry_with_a_playbook_is_a_skill() {
+        let list = [
+            serde_json::json!({
+                "server": "inner", "name": "inner__plan_trip",
+                "description": "Plans a trip.", "playbook": "1. Ask for dates.\n"
+            }),
+            serde_json::json!({ "server": "inner", "name": "inner__lookup", "description": "Looks up." }),
+        ];
+        let parsed = parse_external(&list, "skills.json").expect("parses");
+        assert_eq!(parsed[0].source, Source::Skill);
+        assert_eq!(parsed[0].body, "1. Ask for dates.\n");
+        assert_eq!(parsed[0].summary, "Plans a trip.");
+        assert_eq!(
+            parsed[1].source,
+            Source::External {
+                server: "inner".to_owned()
+            }
+        );
+    }
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir =

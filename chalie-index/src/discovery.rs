@@ -125,13 +125,18 @@ impl Discovery {
     }
 
     #[allow(clippy::result_large_err)] // the error is the result the ability returns
-    fn find(&self, queries: &[String], scope: Scope) -> Result<(&Index, FindOutcome), ToolResult> {
-        let index = self.index().map_err(error_result)?;
-        let options = FindOptions {
+    /// The options every search of this discovery runs with.
+    pub(crate) fn find_options(&self, scope: Scope) -> FindOptions {
+        FindOptions {
             scope,
             exclude: self.hidden.clone(),
             ..FindOptions::default()
-        };
+        }
+    }
+
+    fn find(&self, queries: &[String], scope: Scope) -> Result<(&Index, FindOutcome), ToolResult> {
+        let index = self.index().map_err(error_result)?;
+        let options = self.find_options(scope);
         let outcome = index
             .find(queries, &options)
             .map_err(|e| error_result(&e))?;

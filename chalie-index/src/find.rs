@@ -12,6 +12,9 @@ use crate::keep::{Activation, Ceiling, KeepRule};
 use crate::keyword::segment_gate;
 use crate::vector;
 
+/// Catalog entries (by ordinal) with their distances, best first.
+type Hits = Vec<(usize, f32)>;
+
 /// The vector rung's default keep rule: nothing unless one of the entry's nearest
 /// descriptors is within 0.65 (cosine distance) when it has example phrases or 0.75 when it
 /// has none; then all of them.
@@ -192,7 +195,7 @@ pub struct FindOutcome {
 }
 
 /// What one entry resolved to.
-enum Resolution {
+pub(crate) enum Resolution {
     /// Activated hits, and vector hits only suggested.
     Hits(Vec<Hit>, Vec<Hit>),
     Ambiguous(Vec<String>),
@@ -205,7 +208,7 @@ impl Index {
         options.scope.admits(&entry.source) && !options.exclude.contains(&entry.qualified)
     }
 
-    fn hit(&self, ordinal: usize, rung: Rung, distance: Option<f32>) -> Hit {
+    pub(crate) fn hit(&self, ordinal: usize, rung: Rung, distance: Option<f32>) -> Hit {
         let entry = &self.entries[ordinal];
         Hit {
             name: entry.qualified.clone(),
@@ -218,7 +221,7 @@ impl Index {
 
     /// Rung 1: the entry is a name. A qualified `server__name` pins one tool; a bare name
     /// owned by several sources is refused rather than guessed.
-    fn exact(&self, entry: &str, options: &FindOptions) -> Resolution {
+    pub(crate) fn exact(&self, entry: &str, options: &FindOptions) -> Resolution {
         if let Some((server, name)) = entry.split_once("__") {
             let qualified = format!("{}__{}", normalise_name(server), normalise_name(name));
             if let Some(&ordinal) = self.by_qualified.get(&qualified)
@@ -247,7 +250,11 @@ impl Index {
     }
 
     /// Rung 2: trigram candidates over names, kept only when the segment gate passes.
-    fn keyword(&self, entry: &str, options: &FindOptions) -> Result<Vec<Hit>, IndexError> {
+    pub(crate) fn keyword(
+        &self,
+        entry: &str,
+        options: &FindOptions,
+    ) -> Result<Vec<Hit>, IndexError> {
         let normalised = normalise_name(entry);
         // A sentence cannot align with a name; skip the search rather than gate 64 misses.
         if normalised.is_empty() || normalised.split('_').count() > 4 {
@@ -345,11 +352,7 @@ impl Index {
 
     /// What `options` shows of a vector ranking, split into the hits it activates and those
     /// it only suggests (each best first).
-    pub(crate) fn shown(
-        &self,
-        options: &FindOptions,
-        ranked: Vec<(usize, f32)>,
-    ) -> (Vec<(usize, f32)>, Vec<(usize, f32)>) {
+    pub(crate) fn shown(&self, options: &FindOptions, ranked: Vec<(usize, f32)>) -> (Hits, Hits) {
         let shown = self.kept(options.keep, ranked);
         let judged: Vec<(f32, Option<f32>)> = shown
             .iter()

@@ -202,6 +202,22 @@ impl Index {
         (entry.source == Source::Skill).then_some(entry.body.as_str())
     }
 
+    /// Every skill in the index as `(name, summary, playbook)`, in index
+    /// order: what a host serves as MCP skills (chalie-core's
+    /// `McpServerBuilder::skills`).
+    pub fn skills(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.source == Source::Skill)
+            .map(|entry| {
+                (
+                    entry.name.as_str(),
+                    entry.summary.as_str(),
+                    entry.body.as_str(),
+                )
+            })
+    }
+
     /// The verified manifest of this index.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest

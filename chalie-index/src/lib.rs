@@ -110,6 +110,8 @@ mod linked;
 #[cfg(feature = "engine")]
 mod manifest;
 #[cfg(feature = "engine")]
+mod playground;
+#[cfg(feature = "engine")]
 mod rebuild;
 #[cfg(feature = "engine")]
 mod vector;

@@ -7,7 +7,7 @@ use chalie_core::{
     BoxFuture, Channel, Dispatcher, Registry, RegistryError, ToolCall, Turn, dispatch::Approval,
     dispatch::ApprovalRequest, dispatch::Approver, dispatch::Dispatched,
     dispatch::DispatcherBuilder, dispatch::Policy, dispatch::Setting, envelope::Envelope,
-    session::Mode, turn::ActionRecord, turn::Clock,
+    session::Mode, turn::ActionRecord, turn::Clock, turn::Principal,
 };
 use serde_json::Value;
 
@@ -78,6 +78,7 @@ pub struct HarnessBuilder {
     approver: Option<ScriptedApprover>,
     clock: Clock,
     mode: Mode,
+    principal: Option<Principal>,
     configure: Vec<Configure>,
 }
 
@@ -156,6 +157,14 @@ impl HarnessBuilder {
         self
     }
 
+    /// Calls and runs on behalf of `principal` (default: nobody), as a
+    /// session opened for a signed-in user does: abilities that keep each
+    /// user's data apart read it from [`Turn::principal`].
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+
     /// Makes `value` available to the abilities, as
     /// [`DispatcherBuilder::extension`] does: the host's state.
     pub fn extension<T: Send + Sync + 'static>(self, value: T) -> Self {
@@ -216,10 +225,13 @@ impl HarnessBuilder {
         if self.pin_every_ability {
             pins.extend(registry.iter().map(|entry| entry.name().to_owned()));
         }
-        let turn = Turn::builder(self.channel)
+        let mut turn = Turn::builder(self.channel)
             .session_id("harness")
-            .pin(pins.iter().cloned())
-            .build();
+            .pin(pins.iter().cloned());
+        if let Some(principal) = self.principal {
+            turn = turn.principal(principal);
+        }
+        let turn = turn.build();
         Ok(Harness {
             shared: Arc::new(builder.build()),
             turn,
@@ -257,6 +269,7 @@ impl Harness {
             // text is a constant, so parsing it cannot fail.
             clock: Clock::parse(DEFAULT_NOW).unwrap_or_default(),
             mode: Mode::default(),
+            principal: None,
             configure: Vec::new(),
         }
     }

@@ -104,6 +104,9 @@ impl Harness {
             .pinned(self.turn().pinned_tools().iter().cloned())
             .build();
         sessions.set_mode(SESSION, self.mode)?;
+        // The session belongs to the harness's principal, so its runs'
+        // turns carry it, as a signed-in user's do.
+        sessions.assign_owner(SESSION, self.turn().principal().cloned())?;
         let run = sessions.send(SESSION, message)?;
         let mut stream = run.events();
         let mut events = Vec::new();

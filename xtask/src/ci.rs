@@ -45,6 +45,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     crate::cycles::check()?;
     prepare()?;
     prepare_python()?;
+    println!("\n$ cargo xtask node-env");
+    crate::node_env::run(&[])?;
+    prepare_browser()?;
     // The `postgres` store's tests run against a real server, started here
     // and stopped when `postgres` drops, whether the tests pass or not.
     let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
@@ -62,6 +65,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         &[(crate::postgres::URL_VARIABLE, &postgres.url)],
     )?;
     drop(postgres);
+    // Faults and load at the size CI affords, with their table.
+    println!("\n$ cargo xtask soak");
+    crate::soak::run(&[])?;
     // The API docs build without a warning: a broken or private intra-doc
     // link fails here, not on docs.rs.
     cargo_with(
@@ -145,6 +151,12 @@ fn prepare() -> Outcome {
     crate::index::run("fetch-model", &[])?;
     println!("\n$ cargo xtask index");
     crate::index::run("index", &[])
+}
+
+/// The headless Chromium the console's browser tests drive.
+fn prepare_browser() -> Outcome {
+    println!("\n$ cargo xtask browser");
+    crate::browser::run(&[])
 }
 
 /// The Python MCP SDK the MCP interop tests drive chalie with.

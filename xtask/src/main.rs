@@ -6,14 +6,18 @@
 mod bench_dispatch;
 mod bench_mcp;
 mod bench_replicas;
+mod browser;
 mod build_time;
 mod ci;
 mod cycles;
 mod index;
 mod lint;
 mod manifest;
+mod node_env;
 mod postgres;
 mod python_env;
+mod serve_bench;
+mod soak;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +53,9 @@ commands:
                                request under callgrind instead
   bench-replicas [CRITERION ARGS]   tool-call records per second and approval-to-write
                                latency, PostgreSQL (across replicas) beside SQLite, one run
+  serve-bench [--runs N] [--sessions N]   what `assistant serve` adds to a run with a scripted
+                               model (p50/p99 to the first SSE event and to the settlement)
+                               and its resident memory with N sessions (release build)
   build-time [--tools N] [--repeats N] [--workspace]   cold build and check time of N
                                generated tools for chalie, rmcp and rig beside N plain functions
   manifest [--out FILE]        print the discovery manifest of every linked ability
@@ -58,7 +65,13 @@ commands:
   fetch-model [--dir DIR]      download and verify the default embedding model
   postgres start|stop|url      a throwaway PostgreSQL cluster in target/postgres for the
                                `postgres` store's tests (installs the distribution's package)
+  soak [--full]                hostile HTTP, many SSE clients, a damaged, full and shared SQLite
+                               file, processes killed: one table (CI size; --full: 1M requests,
+                               1,000 clients)
   python-env                   a venv with the official Python MCP SDK, for the MCP tests
+  node-env                     the official TypeScript MCP SDK client (npm ci), for the MCP tests
+  browser                      headless Chromium and chromedriver (the distribution's packages),
+                               for the console's browser tests
   index [--skills D] [--external F] [--check]   build (or check) the discovery index of the
                                linked abilities, skill playbooks and external tools
   eval --tools F --queries F [--examples-from F --examples N]   retrieval quality of the cascade
@@ -87,7 +100,11 @@ fn main() -> ExitCode {
         "cycles" => cycles::run(&rest),
         "index" | "eval" | "golden" | "fetch-model" | "tokens" => index::run(&command, &rest),
         "python-env" => python_env::run(&rest),
+        "node-env" => node_env::run(&rest),
         "postgres" => postgres::run(&rest),
+        "soak" => soak::run(&rest),
+        "browser" => browser::run(&rest),
+        "serve-bench" => serve_bench::run(&rest),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

@@ -216,7 +216,8 @@ fn find_binaries() -> Option<PathBuf> {
         .find(|dir| has_both(dir))
 }
 
-fn is_root() -> bool {
+/// Whether this runs as root, who may install the distribution's packages.
+pub(crate) fn is_root() -> bool {
     id(&["-u"]).is_ok_and(|uid| uid == 0)
 }
 

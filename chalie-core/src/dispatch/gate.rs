@@ -22,6 +22,7 @@ use super::call_state::{CallState, Declared};
 use super::errors;
 use super::hook::{ApproverGate, GateHook, HookError};
 use super::mode::Mode;
+use super::remote::RemoteApproval;
 use super::{Dispatcher, Setting};
 use crate::{BoxFuture, Effect, ToolResult, Turn, turn::GateDecision};
 
@@ -65,6 +66,7 @@ pub(crate) type Asking<'a> = BoxFuture<'a, Gate>;
 
 impl Dispatcher {
     /// Decides the call at once, or returns the question to await first.
+    #[allow(clippy::too_many_arguments)] // the call's parts, borrowed where each lives
     pub(crate) fn gate<'a>(
         &'a self,
         turn: &'a Turn,
@@ -86,6 +88,21 @@ impl Dispatcher {
                 state.position,
                 state.qualifier(),
             ),
+        };
+        // `ask` is `deny` where nobody can answer, unless the caller will
+        // ask its user a round trip later; only then is it looked up again.
+        let setting = match setting {
+            Setting::Deny
+                if !turn.channel().has_human()
+                    && turn.extension::<RemoteApproval>().is_some()
+                    && self
+                        .policy
+                        .written(turn.channel(), &state.tool, state.qualifier())
+                        == Setting::Ask =>
+            {
+                Setting::Ask
+            }
+            setting => setting,
         };
         if setting == Setting::Deny {
             return Ok(Gate::Block(
@@ -136,15 +153,7 @@ impl Dispatcher {
             ));
         }
         let permission = state.permission();
-        if !turn.channel().has_human() {
-            let why = "nobody on this channel can approve it";
-            return Ok(Gate::Block(
-                GateDecision::Rejected,
-                Refusal::Rejected,
-                errors::rejected(&permission, why),
-            ));
-        }
-        let request = ApprovalRequest {
+        let request = |permission: String| ApprovalRequest {
             call_id: state.call_id.to_string(),
             session_id: turn.session_id().to_owned(),
             tool: state.tool.to_string(),
@@ -153,6 +162,36 @@ impl Dispatcher {
             summary: summary.map(str::to_owned),
             arguments: arguments.clone(),
         };
+        if !turn.channel().has_human() {
+            // Nobody here can answer, unless the caller asks its user a
+            // round trip later (an MCP client that answers input requests).
+            return Ok(match turn.extension::<RemoteApproval>() {
+                None => Gate::Block(
+                    GateDecision::Rejected,
+                    Refusal::Rejected,
+                    errors::rejected(&permission, "nobody on this channel can approve it"),
+                ),
+                Some(remote @ RemoteApproval::Deferred(_)) => {
+                    let blocked = errors::rejected(&permission, "the user is being asked");
+                    remote.defer(request(permission));
+                    Gate::Block(GateDecision::Rejected, Refusal::Rejected, blocked)
+                }
+                // The caller checked the answer is about this very call.
+                Some(RemoteApproval::Answered(Approval::Approved)) => executing(
+                    &hook,
+                    effect,
+                    &state.call_id,
+                    &state.tool,
+                    GateDecision::Approved,
+                ),
+                Some(RemoteApproval::Answered(Approval::Rejected)) => Gate::Block(
+                    GateDecision::Rejected,
+                    Refusal::Rejected,
+                    errors::rejected(&permission, "the user declined"),
+                ),
+            });
+        }
+        let request = request(permission);
         Err(Box::pin(async move {
             match ask(&hook, &request).await {
                 Ok(Approval::Approved) => executing(

@@ -18,12 +18,13 @@ mod limits;
 pub(crate) mod mode;
 mod policy;
 mod reach;
+pub(crate) mod remote;
 pub(crate) mod resolve;
 mod reuse;
 mod session_state;
 mod store;
 mod surface;
-mod trace;
+pub(crate) mod trace;
 mod validate;
 
 use std::collections::{HashMap, HashSet};

@@ -56,6 +56,18 @@ impl Setting {
         }
     }
 
+    /// The setting named `name`, as [`as_str`](Self::as_str) writes it.
+    pub fn parse(name: &str) -> Option<Setting> {
+        [
+            Setting::Allow,
+            Setting::Ask,
+            Setting::Deny,
+            Setting::Internal,
+        ]
+        .into_iter()
+        .find(|setting| setting.as_str() == name)
+    }
+
     /// The setting `setting as u8` was, for a setting kept in an atomic
     /// byte; any other byte reads as the strictest, `deny`.
     pub(crate) const fn from_u8(setting: u8) -> Setting {

@@ -115,6 +115,13 @@ impl PolicyStore {
         self.current.load().policy.lookup(channel, tool, action)
     }
 
+    /// The setting of `tool` and `action` as written, before the channel
+    /// turns `ask` into `deny`: whether a caller that can ask its user a
+    /// round trip later may ask about the call.
+    pub(crate) fn written(&self, channel: Channel, tool: &str, action: Option<&str>) -> Setting {
+        self.current.load().policy.resolve(channel, tool, action).0
+    }
+
     /// The setting for `tool` and `action`, without building a string:
     /// by the tool's registry `position` when it is an ability, by its
     /// name for an external tool.

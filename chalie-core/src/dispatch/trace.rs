@@ -10,6 +10,11 @@ use super::call::{Dispatched, ToolCall};
 use super::{Dispatcher, GateHook};
 use crate::Turn;
 
+/// The span a call's `execute_tool` span continues: the caller's, named by
+/// the `traceparent` an MCP request carried.
+#[cfg(feature = "mcp")]
+pub(crate) struct RemoteParent(pub(crate) opentelemetry::Context);
+
 pub(crate) async fn traced(
     dispatcher: &Dispatcher,
     turn: &Turn,
@@ -39,6 +44,12 @@ pub(crate) async fn traced(
     // Without a subscriber the span is disabled: no formatting at all.
     if span.is_disabled() {
         return dispatcher.dispatch_untraced(turn, call, hook).await;
+    }
+    #[cfg(feature = "mcp")]
+    if let Some(RemoteParent(parent)) = turn.extension::<RemoteParent>() {
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        // Without an OpenTelemetry layer there is no trace to join.
+        let _ = span.set_parent(parent.clone());
     }
     span.record("otel.name", format!("execute_tool {}", call.name));
     if dispatcher.trace_payloads {

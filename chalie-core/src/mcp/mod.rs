@@ -16,6 +16,7 @@
 mod client;
 mod names;
 mod server;
+mod trace_context;
 
 pub use client::{
     DEFAULT_TIMEOUT, EventSink, McpConfig, McpConfigError, McpSource, McpSourceError, ServerSpec,
@@ -25,6 +26,6 @@ pub use names::{
     MAX_NAME_LEN, NameCollision, SOURCE_SEPARATOR, map_tool_names, qualify, snake_segment,
 };
 pub use server::{
-    CALL_PROXY, DEFAULT_PINNED, Exposure, HTTP_PATH, HttpServer, McpServeError, McpServer,
-    McpServerBuilder, McpServerError,
+    APPROVAL_INPUT, CALL_PROXY, DEFAULT_LIST_TTL, DEFAULT_PINNED, Exposure, HTTP_PATH, HttpServer,
+    McpServeError, McpServer, McpServerBuilder, McpServerError, ServedSkill,
 };

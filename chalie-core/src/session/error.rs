@@ -36,6 +36,18 @@ pub enum SessionError {
         /// Who asked.
         principal: Principal,
     },
+    /// The process already drives as many runs as it is configured to
+    /// ([`SessionsBuilder::max_running`](crate::session::SessionsBuilder::max_running)):
+    /// nothing was started; retry when one has ended.
+    #[error("this process already drives its limit of {limit} runs; retry when one has ended")]
+    Overloaded {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// A policy change named a permission that is not `tool`,
+    /// `tool.action` or `tool.*`.
+    #[error("{0}")]
+    BadPermission(String),
     /// There is no tokio runtime to drive the run on.
     #[error("runs need a tokio runtime; call this from inside one")]
     NoRuntime,

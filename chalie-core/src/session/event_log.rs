@@ -18,6 +18,9 @@ pub struct EventLog {
     // How many events there are, and whether the log is closed.
     state: Arc<watch::Sender<(usize, bool)>>,
     mirror: Option<Mirror>,
+    // The run's place under the process's limit, given back as the log
+    // closes (before any subscriber reads the last event).
+    place: Arc<Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>,
 }
 
 impl std::fmt::Debug for EventLog {
@@ -42,6 +45,7 @@ impl EventLog {
             events: Arc::new(Mutex::new(Vec::new())),
             state: Arc::new(watch::Sender::new((0, false))),
             mirror: None,
+            place: Arc::default(),
         }
     }
 
@@ -61,6 +65,9 @@ impl EventLog {
             mirror(&event);
         }
         let terminal = event.is_terminal();
+        if terminal {
+            self.give_back_place();
+        }
         let len = {
             let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
             events.push(event);
@@ -71,6 +78,7 @@ impl EventLog {
 
     /// Closes the log without a settlement (the process is stopping).
     pub fn close(&self) {
+        self.give_back_place();
         let len = self.len();
         self.state.send_replace((len, true));
     }
@@ -108,6 +116,22 @@ impl EventLog {
             next: 0,
             changes: self.state.subscribe(),
         }
+    }
+
+    /// Holds `place` (the run's place under the limit of running runs)
+    /// until the log closes.
+    pub(crate) fn hold(&self, place: tokio::sync::OwnedSemaphorePermit) {
+        if self.is_closed() {
+            return;
+        }
+        *self.place.lock().unwrap_or_else(PoisonError::into_inner) = Some(place);
+    }
+
+    fn give_back_place(&self) {
+        self.place
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 
     /// Waits until the log is closed and returns every event.

@@ -137,6 +137,7 @@ pub(crate) mod event_log;
 pub(crate) mod history;
 #[cfg(feature = "http")]
 mod http;
+mod inspect;
 pub(crate) mod model;
 pub(crate) mod owner;
 pub(crate) mod run;
@@ -147,7 +148,12 @@ pub use crate::dispatch::mode::{Mode, UnknownMode};
 pub use event::{Activity, Event, EventError, Phase};
 pub use history::{HistoryMessage, HistoryToolCall};
 #[cfg(feature = "http")]
-pub use http::{Authenticate, BearerTokens, TokenError, Unauthorized, router};
+pub use http::errors as http_errors;
+#[cfg(feature = "http")]
+pub use http::{
+    Authenticate, BearerTokens, TokenError, ToolsApi, Unauthorized, console, console_at, router,
+};
+pub use inspect::{Candidate, CountTokens, Discover, DiscoveryReport, RungReport};
 pub use store::memory::MemoryStore;
 // The mode is the gate's; the session keeps the live cell of its runs.
 pub(crate) use crate::dispatch::mode;
@@ -163,9 +169,11 @@ pub use owner::AsPrincipal;
 pub use sessions::{Run, Sessions, SessionsBuilder};
 #[cfg(feature = "postgres")]
 pub use store::postgres::PgStore;
+pub use store::records::{Listing, MAX_COLLECTION_LEN, Record, RecordStore};
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::SqliteStore;
 pub use store::{
-    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, RunRecord, RunStatus,
-    SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, PolicyRecord, RunRecord,
+    RunStatus, SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord,
+    ToolCallStatus,
 };

@@ -6,7 +6,7 @@ use crate::session::history::HistoryMessage;
 use crate::session::mode::Mode;
 use crate::session::run::RunKind;
 use crate::session::sessions::{Run, Sessions};
-use crate::session::store::PlanStep;
+use crate::session::store::{PlanStep, SessionRecord};
 use crate::turn::Principal;
 
 impl Sessions {
@@ -128,6 +128,40 @@ impl AsPrincipal<'_> {
         };
         self.check(&approval.session_id, false)?;
         self.sessions.answer(run_id, call_id, approved)
+    }
+
+    /// This principal's sessions, oldest first; never another's.
+    pub fn sessions(&self) -> Result<Vec<SessionRecord>, SessionError> {
+        Ok(self.sessions.store().sessions_of(self.principal)?)
+    }
+
+    /// The plans of this principal's sessions that have one, by session
+    /// id (a plan's id is its session's), oldest session first; with
+    /// `session_id`, that session's alone, refused with
+    /// [`SessionError::NotOwner`] when it is not this principal's.
+    pub fn plans(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<Vec<(String, Vec<PlanStep>)>, SessionError> {
+        let ids = match session_id {
+            Some(id) => {
+                self.check(id, false)?;
+                vec![id.to_owned()]
+            }
+            None => self
+                .sessions()?
+                .into_iter()
+                .map(|session| session.id)
+                .collect(),
+        };
+        let mut plans = Vec::new();
+        for id in ids {
+            let steps = self.sessions.plan(&id)?;
+            if !steps.is_empty() {
+                plans.push((id, steps));
+            }
+        }
+        Ok(plans)
     }
 
     /// The session's plan, as [`Sessions::plan`].

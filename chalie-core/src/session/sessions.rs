@@ -14,9 +14,9 @@ use crate::session::run::shared::{Config, Core, LiveRun, lock};
 use crate::session::run::{RunKind, spawn_run};
 use crate::session::store::memory::MemoryStore;
 use crate::session::store::{
-    ApprovalState, Decision, PlanStep, RunStatus, SessionRecord, SessionStore,
+    ApprovalState, Decision, PlanStep, PolicyRecord, RunStatus, SessionRecord, SessionStore,
 };
-use crate::{Channel, Dispatcher, turn::Principal};
+use crate::{Channel, Dispatcher, dispatch::Setting, turn::Principal};
 
 /// One run: its id and its events. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -107,8 +107,35 @@ impl SessionsBuilder {
         self.config.channel = channel;
         self
     }
+    /// How many runs this process drives at once (default 4096): past
+    /// it, [`Sessions::send`] and [`Sessions::execute_plan`] refuse with
+    /// [`SessionError::Overloaded`] (the router answers `503` with
+    /// `Retry-After`) rather than queue work without bound. Runs
+    /// [`resume`](Sessions::resume)d after a restart are taken even past it.
+    /// The newest `runs` finished runs (at least 512) stay readable through
+    /// [`Sessions::run`] for clients that subscribe after their run ended.
+    pub fn max_running(mut self, runs: usize) -> Self {
+        self.config.max_running = runs;
+        self
+    }
+
+    /// How many event streams (SSE) the router holds open at once
+    /// (default 8192); past it a new stream is answered `503` with
+    /// `Retry-After`. Each open stream costs a cursor into its run's log,
+    /// not a copy: a slow client is sent events as its connection takes
+    /// them, and a vanished one is dropped at the next write or keep-alive.
+    pub fn max_streams(mut self, streams: usize) -> Self {
+        self.config.max_streams = streams;
+        self
+    }
+
     /// The sessions.
     pub fn build(self) -> Sessions {
+        let running = Arc::new(tokio::sync::Semaphore::new(
+            self.config
+                .max_running
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        ));
         let sessions = Sessions {
             core: Arc::new(Core {
                 dispatcher: self.dispatcher,
@@ -121,8 +148,16 @@ impl SessionsBuilder {
                 next_run: AtomicU64::new(1),
                 run_prefix: unique_prefix(),
                 heartbeat: Default::default(),
+                running,
             }),
         };
+        // The policy changes a policy manager made, kept with the sessions,
+        // apply over the host's policy again. A store that cannot be read
+        // here fails its first run too; the host hears of it through the
+        // log rather than a panic in a builder.
+        if let Err(failure) = sessions.restore_policy() {
+            tracing::error!(error = %failure, "the stored policy changes could not be applied");
+        }
         // An approval decided through another replica wakes the run
         // waiting on it here. Weak: the store must not keep this alive.
         let core = Arc::downgrade(&sessions.core);
@@ -225,6 +260,57 @@ impl Sessions {
         })?)
     }
 
+    /// The dispatcher the runs call tools through, e.g. for its
+    /// [`policy_surface`](Dispatcher::policy_surface).
+    pub fn dispatcher(&self) -> &Arc<Dispatcher> {
+        &self.core.dispatcher
+    }
+
+    /// Changes `permission`'s setting on `channel` for every session: kept
+    /// in the store first (so it survives a restart: [`build`](SessionsBuilder::build)
+    /// applies the kept changes again), then swapped into the dispatcher's
+    /// live policy, so the next call of any run, even one already going,
+    /// is gated by it. A permission that is not `tool`, `tool.action` or
+    /// `tool.*` is [`SessionError::BadPermission`] and nothing changes.
+    pub fn set_policy(
+        &self,
+        channel: Channel,
+        permission: &str,
+        setting: Setting,
+    ) -> Result<(), SessionError> {
+        // Checked on a scratch policy first: nothing is stored for a
+        // permission the live policy would refuse.
+        crate::dispatch::Policy::new()
+            .set(channel, permission, setting)
+            .map_err(|refused| SessionError::BadPermission(refused.to_string()))?;
+        self.core.store.put_policy(&PolicyRecord {
+            channel,
+            permission: permission.to_owned(),
+            setting,
+        })?;
+        self.core
+            .dispatcher
+            .policy()
+            .set(channel, permission, setting)
+            .map_err(|refused| SessionError::BadPermission(refused.to_string()))
+    }
+
+    /// Applies every policy change the store keeps to the dispatcher's
+    /// live policy, in the order they were made; returns how many. Done by
+    /// [`build`](SessionsBuilder::build); call it again after changing the
+    /// dispatcher's policy wholesale (e.g. reloading a policy file).
+    pub fn restore_policy(&self) -> Result<usize, SessionError> {
+        let kept = self.core.store.policy()?;
+        for record in &kept {
+            self.core
+                .dispatcher
+                .policy()
+                .set(record.channel, &record.permission, record.setting)
+                .map_err(|refused| SessionError::BadPermission(refused.to_string()))?;
+        }
+        Ok(kept.len())
+    }
+
     /// The session's mode (a new session is in [`Mode::Approval`]).
     pub fn mode(&self, session_id: &str) -> Result<Mode, SessionError> {
         Ok(self.mode_cell(session_id)?.get())
@@ -269,6 +355,17 @@ impl Sessions {
         run_id: Option<String>,
     ) -> Result<Run, SessionError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoRuntime)?;
+        // A permit for the run's life; a resumed run was accepted before
+        // the restart, so it goes even without one.
+        let permit = match Arc::clone(&self.core.running).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) if matches!(kind, RunKind::Resume) => None,
+            Err(_) => {
+                return Err(SessionError::Overloaded {
+                    limit: self.core.config.max_running,
+                });
+            }
+        };
         let mode = self.mode_cell(session_id)?;
         let run_id = run_id.unwrap_or_else(|| {
             let n = self.core.next_run.fetch_add(1, Ordering::Relaxed);
@@ -285,10 +382,26 @@ impl Sessions {
             events.clone(),
             kind,
         )?;
+        if let Some(permit) = permit {
+            events.hold(permit);
+        }
         let mut runs = lock(&self.core.runs);
-        // Finished runs stay for late subscribers, but not without bound.
-        if runs.len() >= MAX_KEPT_RUNS {
-            runs.retain(|_, run| !run.events.is_closed());
+        // Finished runs stay for late subscribers, but not without bound:
+        // the newest are kept, as many as may run at once, so a client that
+        // subscribes just after its run ended still reads it even when the
+        // process runs at its limit.
+        let keep = (MAX_KEPT_RUNS / 2).max(self.core.config.max_running);
+        if runs.len() >= keep.saturating_mul(2) {
+            let mut finished: Vec<(std::time::Instant, String)> = runs
+                .iter()
+                .filter(|(_, run)| run.events.is_closed())
+                .map(|(id, run)| (run.started, id.clone()))
+                .collect();
+            finished.sort_unstable();
+            let forget = finished.len().saturating_sub(keep);
+            for (_, id) in &finished[..forget] {
+                runs.remove(id);
+            }
         }
         runs.insert(
             run_id.clone(),
@@ -296,6 +409,7 @@ impl Sessions {
                 session_id: session_id.to_owned(),
                 events: events.clone(),
                 task: Some(task),
+                started: std::time::Instant::now(),
             },
         );
         Ok(Run {
@@ -452,8 +566,8 @@ impl Sessions {
     }
 }
 
-/// How many runs this process keeps for [`Sessions::run`] before it drops
-/// the finished ones.
+/// Twice the fewest finished runs this process keeps for [`Sessions::run`]
+/// (it keeps as many as may run at once, when that is more).
 const MAX_KEPT_RUNS: usize = 1024;
 
 /// A prefix per `Sessions`, so the run ids of two processes, or of two

@@ -37,6 +37,16 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// Every channel, in the order a policy file and a policy manager list them.
+    pub const ALL: [Channel; 3] = [Channel::Chat, Channel::Subconscious, Channel::External];
+
+    /// The channel named `name`, as [`as_str`](Self::as_str) writes it.
+    pub fn parse(name: &str) -> Option<Channel> {
+        Self::ALL
+            .into_iter()
+            .find(|channel| channel.as_str() == name)
+    }
+
     /// Whether a human can be asked for approval on this channel.
     pub const fn has_human(self) -> bool {
         matches!(self, Channel::Chat)

@@ -118,7 +118,22 @@ declare_output!(lookup_order, OrderStatus);
     ],
 )]
 pub async fn cancel_order(params: OrderParams) -> ToolResult {
+    CANCELLED.lock().unwrap().push(params.order_id.clone());
     ToolResult::success(format!("cancelled {}", params.order_id))
+}
+
+/// Every order [`cancel_order()`] cancelled, in order: how a test sees
+/// whether (and how often) the write ran.
+pub static CANCELLED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times `order_id` was cancelled.
+pub fn cancelled(order_id: &str) -> usize {
+    CANCELLED
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|id| *id == order_id)
+        .count()
 }
 
 /// Rotates the service's signing keys; operators only.

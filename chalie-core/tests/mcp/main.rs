@@ -7,11 +7,16 @@
 #![allow(clippy::unwrap_used)]
 
 mod abilities;
+mod ask;
 mod consume;
 mod interop;
+mod lists;
+mod misbehave;
 mod python;
 mod serve;
 mod sessions;
+mod skills;
+mod traces;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -131,6 +136,28 @@ pub async fn connect(server: &McpServer) -> RunningService<RoleClient, Recorder>
     });
     let (read, write) = tokio::io::split(client_end);
     Recorder::default().serve((read, write)).await.unwrap()
+}
+
+/// [`connect`] on protocol 2026-07-28: `server/discover` instead of
+/// `initialize`, the client's context on every request.
+pub async fn connect_current(server: &McpServer) -> RunningService<RoleClient, Recorder> {
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let server = server.clone();
+    tokio::spawn(async move {
+        let (read, write) = tokio::io::split(server_end);
+        server.serve_io(read, write).await
+    });
+    let (read, write) = tokio::io::split(client_end);
+    let lifecycle = rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    rmcp::service::ClientServiceExt::serve_with_lifecycle(
+        Recorder::default(),
+        (read, write),
+        lifecycle,
+    )
+    .await
+    .unwrap()
 }
 
 /// Calls `name` with `arguments`.

@@ -15,11 +15,14 @@ mod http;
 mod http_events;
 #[cfg(feature = "http")]
 mod http_owners;
+#[cfg(all(feature = "http", feature = "sqlite"))]
+mod http_policy;
 mod isolation;
 mod modes;
 #[cfg(feature = "openai")]
 mod openai;
 mod owners;
+mod records;
 #[cfg(feature = "postgres")]
 mod replicas;
 #[cfg(feature = "sqlite")]

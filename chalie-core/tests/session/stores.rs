@@ -1,10 +1,11 @@
 //! The store contract, the same for memory, SQLite and PostgreSQL.
 
 use chalie_core::session::{
-    ApprovalRecord, ApprovalState, MemoryStore, Message, Mode, PlanStep, RunRecord, RunStatus,
-    SessionRecord, SessionStore, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, MemoryStore, Message, Mode, PlanStep, PolicyRecord, RunRecord,
+    RunStatus, SessionRecord, SessionStore, ToolCallRecord, ToolCallStatus,
 };
 use chalie_core::turn::Principal;
+use chalie_core::{Channel, dispatch::Setting};
 use serde_json::json;
 
 pub(crate) fn contract(store: &dyn SessionStore) {
@@ -39,8 +40,8 @@ pub(crate) fn contract(store: &dyn SessionStore) {
         mode: Mode::Auto,
         ..first.clone()
     };
-    assert_eq!(store.create_session(&second).unwrap(), first);
-    assert_eq!(store.session("new").unwrap(), Some(first));
+    assert_eq!(store.create_session(&second).unwrap(), first.clone());
+    assert_eq!(store.session("new").unwrap(), Some(first.clone()));
 
     for id in ["r1", "r2"] {
         let run = RunRecord {
@@ -216,6 +217,61 @@ pub(crate) fn contract(store: &dyn SessionStore) {
     assert!(store.tool_calls("r1").unwrap().contains(&finished));
     let messages = store.messages("s").unwrap();
     assert_eq!(messages[2].message.tool_call_id.as_deref(), Some("c9"));
+
+    // A principal's sessions, oldest first, never another's; an update
+    // keeps a session's place.
+    store
+        .put_session(&SessionRecord {
+            id: "s".into(),
+            mode: Mode::Auto,
+            owner: Some(Principal::new("alice")),
+        })
+        .unwrap();
+    let alice_later = SessionRecord {
+        id: "alice-later".into(),
+        mode: Mode::Approval,
+        owner: Some(Principal::new("alice")),
+    };
+    store.create_session(&alice_later).unwrap();
+    let alice: Vec<String> = store
+        .sessions_of(&Principal::new("alice"))
+        .unwrap()
+        .into_iter()
+        .map(|session| session.id)
+        .collect();
+    assert_eq!(alice, ["s", "alice-later"]);
+    assert_eq!(store.sessions_of(&Principal::new("bob")).unwrap(), [first]);
+    assert!(
+        store
+            .sessions_of(&Principal::new("eve"))
+            .unwrap()
+            .is_empty()
+    );
+
+    // Policy changes: one per channel and permission, the last one kept,
+    // in the order first made.
+    let change = |channel, permission: &str, setting| PolicyRecord {
+        channel,
+        permission: permission.into(),
+        setting,
+    };
+    assert!(store.policy().unwrap().is_empty());
+    store
+        .put_policy(&change(Channel::Chat, "delete_task", Setting::Deny))
+        .unwrap();
+    store
+        .put_policy(&change(Channel::External, "delete_task", Setting::Allow))
+        .unwrap();
+    store
+        .put_policy(&change(Channel::Chat, "delete_task", Setting::Ask))
+        .unwrap();
+    assert_eq!(
+        store.policy().unwrap(),
+        [
+            change(Channel::Chat, "delete_task", Setting::Ask),
+            change(Channel::External, "delete_task", Setting::Allow),
+        ]
+    );
 }
 
 #[test]

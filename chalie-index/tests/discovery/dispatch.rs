@@ -271,6 +271,18 @@ async fn find_skills_returns_the_playbook_with_the_hosts_rules() {
         turn.activated_tools().is_empty(),
         "skills are text, not tools"
     );
+    // What a host serves as MCP skills: the skills only, playbook in full.
+    let index = discovery(dir.path());
+    let skills: Vec<(&str, &str)> = index
+        .index()
+        .expect("the index just built opens")
+        .skills()
+        .map(|(name, _, playbook)| (name, playbook))
+        .collect();
+    assert_eq!(
+        skills,
+        [("plan_trip", "1. Ask for dates.\n2. Check the weather.\n")]
+    );
 }
 
 #[tokio::test]

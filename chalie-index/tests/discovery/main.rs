@@ -9,5 +9,6 @@ mod incremental;
 mod integrity;
 mod linked;
 mod minilm;
+mod playground;
 mod support;
 mod user_crate;

@@ -9,7 +9,8 @@ use std::fmt;
 use chalie_core::{
     AbilityEntry, Channel, Dispatcher, Registry, ToolCall, Turn, contracts::MaxChars,
     contracts::Profile, contracts::keys as result_keys, dispatch::ChannelTools,
-    dispatch::Dispatched, dispatch::Policy, dispatch::Setting, envelope::Envelope,
+    dispatch::Dispatched, dispatch::Policy, dispatch::Setting, envelope::Envelope, turn::Principal,
+    turn::TurnBuilder,
 };
 use serde_json::{Value, json};
 
@@ -88,6 +89,7 @@ pub struct Smoke {
     examples: BTreeMap<String, Vec<Value>>,
     large: BTreeMap<String, Vec<Value>>,
     max_body_chars: usize,
+    principal: Option<Principal>,
 }
 
 impl Smoke {
@@ -99,6 +101,7 @@ impl Smoke {
             examples: BTreeMap::new(),
             large: BTreeMap::new(),
             max_body_chars: MaxChars::DEFAULT as usize,
+            principal: None,
         }
     }
 
@@ -129,6 +132,14 @@ impl Smoke {
         + 'static,
     ) -> Self {
         self.configure.push(std::sync::Arc::new(configure));
+        self
+    }
+
+    /// Calls every ability on behalf of `principal` (default: nobody), as
+    /// a signed-in user's session does; abilities that keep each user's
+    /// data apart refuse a call for nobody.
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
 
@@ -205,6 +216,16 @@ impl Smoke {
     }
 }
 
+impl Smoke {
+    /// `turn` on behalf of the run's principal, if it has one.
+    fn for_principal(&self, turn: TurnBuilder) -> TurnBuilder {
+        match &self.principal {
+            Some(principal) => turn.principal(principal.clone()),
+            None => turn,
+        }
+    }
+}
+
 /// The permissions the smoke policy allows for an ability: its name (a
 /// call without an action) and `name.*` (every action, every qualifier it
 /// derives), since the gate has no fallback from `name.action` to `name`.
@@ -236,9 +257,13 @@ impl AbilityRun<'_> {
         self.report.calls += 1;
         // The smoke test calls each ability directly, so its turn is
         // offered the ability under test, and nothing else.
-        let turn = Turn::builder(channel)
-            .session_id(format!("smoke-{}", self.entry.name()))
-            .pin([self.entry.name()])
+        let turn = self
+            .smoke
+            .for_principal(
+                Turn::builder(channel)
+                    .session_id(format!("smoke-{}", self.entry.name()))
+                    .pin([self.entry.name()]),
+            )
             .build();
         let done = self
             .dispatcher
@@ -575,8 +600,11 @@ impl AbilityRun<'_> {
         arguments: &Value,
     ) -> (Dispatched, Option<Envelope>) {
         self.report.calls += 1;
-        let turn = Turn::builder(channel)
-            .session_id(format!("smoke-exposure-{}", self.entry.name()))
+        let turn = self
+            .smoke
+            .for_principal(
+                Turn::builder(channel).session_id(format!("smoke-exposure-{}", self.entry.name())),
+            )
             .build();
         turn.activate_tools([self.entry.name()]);
         let done = dispatcher
@@ -634,8 +662,13 @@ impl Harness {
     /// host state; add example calls, then `.run().await`.
     pub fn smoke(&self) -> Smoke {
         let clock = self.clock();
-        Smoke::new(self.registry())
+        let smoke = Smoke::new(self.registry())
             .configure(move |builder| builder.extension(clock))
-            .with_configure(&self.configure)
+            .with_configure(&self.configure);
+        // The same caller as the harness's own calls.
+        match self.turn().principal() {
+            Some(principal) => smoke.principal(principal.clone()),
+            None => smoke,
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! actions that add and delete events, as two abilities so each declares
 //! its effect truthfully.
 
+use chalie_core::session::StoreError;
 use chalie_core::{
     Params, ToolResult, Turn, ability, contracts::Fields, contracts::Format, contracts::ItemShape,
     contracts::list_body,
@@ -9,7 +10,9 @@ use chalie_core::{
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde_json::{Value, json};
 
-use crate::state::{Calendar, Event, lock};
+use chalie_core::turn::Principal;
+
+use crate::userdata::{Calendar, Event, owner, store_failed};
 
 fn parse_date(field: &str, text: &str) -> Result<NaiveDate, ToolResult> {
     NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
@@ -95,6 +98,14 @@ pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
         Ok(store) => store,
         Err(not_configured) => return not_configured,
     };
+    let owner = match owner(turn, "the calendar") {
+        Ok(owner) => owner,
+        Err(refused) => return refused,
+    };
+    let events = match sorted(store, owner) {
+        Ok(events) => events,
+        Err(error) => return store_failed(&error),
+    };
     let now = turn.now();
     let today = now.date_naive();
     let (from, to, label) = match params.action.as_str() {
@@ -131,7 +142,7 @@ pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
             )
         }
         _ => {
-            let overdue: Vec<Value> = sorted(store)
+            let overdue: Vec<Value> = events
                 .iter()
                 .filter(|event| event.end <= now && !event.done)
                 .map(event_json)
@@ -139,7 +150,7 @@ pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
             return listed(overdue, "overdue", &params);
         }
     };
-    let events: Vec<Value> = sorted(store)
+    let events: Vec<Value> = events
         .iter()
         .filter(|event| event.start < to && event.end > from)
         .map(event_json)
@@ -147,10 +158,10 @@ pub async fn calendar(params: CalendarParams, turn: &Turn) -> ToolResult {
     listed(events, &label, &params)
 }
 
-fn sorted(store: &Calendar) -> Vec<Event> {
-    let mut events = store.events();
+fn sorted(store: &Calendar, owner: &Principal) -> Result<Vec<Event>, StoreError> {
+    let mut events = store.events(owner)?;
     events.sort_by_key(|event| (event.start, event.id));
-    events
+    Ok(events)
 }
 
 fn listed(events: Vec<Value>, label: &str, params: &CalendarParams) -> ToolResult {
@@ -209,18 +220,22 @@ pub async fn calendar_edit(params: CalendarEditParams, turn: &Turn) -> ToolResul
         Ok(store) => store,
         Err(not_configured) => return not_configured,
     };
+    let owner = match owner(turn, "the calendar") {
+        Ok(owner) => owner,
+        Err(refused) => return refused,
+    };
     if params.action == "delete_event" {
         let id = params.id.unwrap_or_default();
-        let mut events = lock(&store.events);
-        let Some(position) = events.iter().position(|event| event.id == id) else {
-            return ToolResult::error(
+        // Deleting is soft; another user's event reads as a missing one.
+        return match store.delete(owner, u64::from(id)) {
+            Ok(Some(removed)) => ToolResult::success(json!({ "deleted": event_json(&removed) })),
+            Ok(None) => ToolResult::error(
                 "unknown-event",
                 format!("there is no event {id}"),
                 "list events with calendar and pass the `id` shown there",
-            );
+            ),
+            Err(error) => store_failed(&error),
         };
-        let removed = events.remove(position);
-        return ToolResult::success(json!({ "deleted": event_json(&removed) }));
     }
     let title = params.title.unwrap_or_default().trim().to_owned();
     if title.is_empty() {
@@ -234,17 +249,16 @@ pub async fn calendar_edit(params: CalendarEditParams, turn: &Turn) -> ToolResul
         Ok(start) => start,
         Err(invalid) => return invalid,
     };
-    let mut events = lock(&store.events);
-    let id = events.iter().map(|event| event.id).max().unwrap_or(0) + 1;
     let event = Event {
-        id,
+        id: 0,
         title,
         start,
         end: start + Duration::minutes(i64::from(params.duration_minutes)),
         location: params.location,
         done: false,
     };
-    let added = event_json(&event);
-    events.push(event);
-    ToolResult::success(json!({ "added": added }))
+    match store.add(owner, event) {
+        Ok(event) => ToolResult::success(json!({ "added": event_json(&event) })),
+        Err(error) => store_failed(&error),
+    }
 }

@@ -32,10 +32,15 @@ pub mod demo;
 pub mod discovery;
 pub mod memory;
 pub mod notes;
+#[cfg(feature = "discovery")]
+mod preferences;
 pub mod scratchpad;
+#[cfg(feature = "discovery")]
+pub mod service;
 mod state;
 pub mod tasks;
 mod text;
+mod userdata;
 pub mod weather;
 pub mod web;
 
@@ -50,10 +55,10 @@ use chalie_core::{
 #[cfg(feature = "discovery")]
 pub use discovery::IndexMode;
 pub use discovery::{descriptors, skills};
-pub use state::{
-    Calendar, Event, Host, Memory, MemoryItem, NotesFolder, SAMPLE_NOW, Scratch, Task, TaskState,
-    Tasks,
-};
+#[cfg(feature = "discovery")]
+pub use preferences::PlaybookRules;
+pub use state::{Host, NotesFolder, SAMPLE_NOW, SAMPLE_USER, Scratch};
+pub use userdata::{Calendar, Event, Memory, MemoryItem, MemoryKind, Task, TaskState, Tasks};
 
 /// The profile of the assistant's chats in `chalie.toml`: every toolset but
 /// `web`, and the always-on core.

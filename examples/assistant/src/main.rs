@@ -1,6 +1,8 @@
 //! The example assistant's demo: `cargo xtask demo` (which fetches the
 //! embedding model and builds the discovery index first) or
-//! `cargo run -p assistant`.
+//! `cargo run -p assistant`; and the assistant as a service for many
+//! users on a real model: `cargo run -p assistant -- serve --help`
+//! (see `assistant::service`).
 //!
 //! ```text
 //! assistant [--config chalie.toml] [--index DIR] [--rebuild-index] [--cache DIR]
@@ -79,8 +81,24 @@ async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
     run(&host, &profiles).await
 }
 
+/// `assistant serve ...`: the service, until SIGTERM or Ctrl-C.
+async fn serve() -> std::process::ExitCode {
+    let command = assistant::service::command().bin_name("assistant serve");
+    let args = command.get_matches_from(std::env::args().skip(1));
+    match assistant::service::run(&args, &workspace_root()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> std::process::ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        return serve().await;
+    }
     match main_result().await {
         Ok(transcript) => {
             print!("{transcript}");

@@ -1,15 +1,22 @@
-//! Memory: store facts and recall them by topic or place; semantic when
-//! the host gave an embedder, by keywords otherwise.
+//! Memory: store facts, preferences and corrections for the turn's user,
+//! and recall them by topic or place: by keywords and, once the host gave
+//! an embedder, by meaning too (hybrid).
 
+use chalie_core::turn::Principal;
 use chalie_core::{Params, ToolResult, Turn, ability, contracts::TopK, contracts::list_body};
 use serde_json::{Value, json};
 
-use crate::state::{Memory, MemoryItem, lock};
 use crate::text::{keyword_score, words};
+use crate::userdata::{Memory, MemoryItem, MemoryKind, owner, store_failed};
 
-/// Semantic matches closer than this cosine similarity are kept; MiniLM
-/// puts unrelated short sentences well below it.
+/// Semantic matches closer than this cosine similarity count; MiniLM puts
+/// unrelated short sentences well below it.
 const MIN_SIMILARITY: f32 = 0.35;
+
+/// How much of a hybrid score is the meaning's; the rest is the keywords'.
+/// Meaning leads (it finds what shares no word with the query), keywords
+/// break near ties in favour of the user's own words.
+const SEMANTIC_WEIGHT: f32 = 0.7;
 
 /// Parameters of [`memory()`].
 #[derive(Params)]
@@ -26,16 +33,21 @@ pub struct MemoryParams {
     pub id: Option<u32>,
     /// Most memories to recall, 1 to 50; default 10.
     pub top_k: TopK,
+    /// `store`: `fact` (default), `preference` or `correction`; the last two come back with the playbooks they fit.
+    pub kind: Option<String>,
+    /// `store`: the playbook a preference is for, e.g. `plan_a_trip`.
+    pub skill: Option<String>,
 }
 
 /// Stores facts the user asks to remember and recalls them by topic or by
 /// place. Use `recall` before answering about their own life or plans,
 /// `forget` when they take something back.
 // 1.1.0: the lock's first `memory` (1.0.0) had no `forget`, `id` or `top_k`;
-// 1.1.1: shorter field descriptions.
+// 1.1.1: shorter field descriptions; 1.2.0: `kind` and `skill`, for
+// preferences and corrections.
 #[ability(
     internal,
-    version = "1.1.1",
+    version = "1.2.0",
     toolset = "memory",
     actions(store = [content], recall = [], forget = [id]),
     examples = [
@@ -52,14 +64,18 @@ pub async fn memory(params: MemoryParams, turn: &Turn) -> ToolResult {
         Ok(store) => store,
         Err(not_configured) => return not_configured,
     };
+    let owner = match owner(turn, "memory") {
+        Ok(owner) => owner,
+        Err(refused) => return refused,
+    };
     match params.action.as_str() {
-        "store" => store_fact(store, params, turn),
-        "forget" => forget(store, params.id.unwrap_or_default()),
-        _ => recall(store, params, turn),
+        "store" => store_fact(store, owner, params, turn),
+        "forget" => forget(store, owner, params.id.unwrap_or_default()),
+        _ => recall(store, owner, params, turn),
     }
 }
 
-fn store_fact(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
+fn store_fact(store: &Memory, owner: &Principal, params: MemoryParams, turn: &Turn) -> ToolResult {
     let content = params.content.unwrap_or_default().trim().to_owned();
     if content.is_empty() {
         return ToolResult::error(
@@ -68,6 +84,19 @@ fn store_fact(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
             "pass the fact to remember as content, in the user's words",
         );
     }
+    let kind = match params.kind.as_deref().map(str::trim) {
+        None | Some("") | Some("fact") => MemoryKind::Fact,
+        Some("preference") => MemoryKind::Preference,
+        Some("correction") => MemoryKind::Correction,
+        Some(other) => {
+            return ToolResult::error(
+                "invalid-kind",
+                format!("`kind` is `{other}`, not a kind of memory"),
+                "pass kind as fact, preference or correction",
+            )
+            .with_valid_values(["fact", "preference", "correction"]);
+        }
+    };
     let vector = store.embedder.as_ref().and_then(|embedder| {
         turn.report_progress("embedding the memory");
         embedder
@@ -75,34 +104,35 @@ fn store_fact(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
             .ok()
             .and_then(|mut vectors| vectors.pop())
     });
-    let mut items = lock(&store.items);
-    let id = items.iter().map(|item| item.id).max().unwrap_or(0) + 1;
-    items.push(MemoryItem {
-        id,
+    let item = MemoryItem {
+        id: 0,
         content,
         location: params.location.filter(|place| !place.trim().is_empty()),
+        kind,
+        skill: params.skill.filter(|skill| !skill.trim().is_empty()),
         stored_at: turn.now(),
         vector,
-    });
-    ToolResult::success(json!({ "stored": id, "summary": "remembered" }))
+    };
+    match store.store(owner, &item) {
+        Ok(id) => ToolResult::success(json!({ "stored": id, "summary": "remembered" })),
+        Err(error) => store_failed(&error),
+    }
 }
 
-fn forget(store: &Memory, id: u32) -> ToolResult {
-    let mut items = lock(&store.items);
-    let before = items.len();
-    items.retain(|item| item.id != id);
-    if items.len() == before {
-        return ToolResult::error(
+fn forget(store: &Memory, owner: &Principal, id: u32) -> ToolResult {
+    match store.forget(owner, u64::from(id)) {
+        Ok(true) => ToolResult::success(json!({ "forgotten": id })),
+        // Another user's memory reads the same as a missing one.
+        Ok(false) => ToolResult::error(
             "unknown-memory",
             format!("there is no memory {id}"),
             "recall first and pass the `id` of the memory to forget",
-        )
-        .with_valid_values(items.iter().map(|item| item.id.to_string()));
+        ),
+        Err(error) => store_failed(&error),
     }
-    ToolResult::success(json!({ "forgotten": id }))
 }
 
-fn recall(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
+fn recall(store: &Memory, owner: &Principal, params: MemoryParams, turn: &Turn) -> ToolResult {
     let query = params.query.filter(|query| !query.trim().is_empty());
     let place = params.location.filter(|place| !place.trim().is_empty());
     if query.is_none() && place.is_none() {
@@ -112,7 +142,10 @@ fn recall(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
             "pass query to search by topic, or location to filter by place",
         );
     }
-    let items = lock(&store.items).clone();
+    let items = match store.items(owner) {
+        Ok(items) => items,
+        Err(error) => return store_failed(&error),
+    };
     let about_place: Vec<MemoryItem> = items
         .into_iter()
         .filter(|item| {
@@ -128,10 +161,7 @@ fn recall(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
             about_place.into_iter().map(|item| (1.0, item)).collect(),
             "location",
         ),
-        Some(query) => match semantic_scores(store, query, &about_place, turn) {
-            Some(scored) => (scored, "semantic"),
-            None => (keyword_scores(query, about_place), "keyword"),
-        },
+        Some(query) => hybrid_scores(store, owner, query, about_place, turn),
     };
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
     scored.truncate(params.top_k.get());
@@ -142,6 +172,7 @@ fn recall(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
                 "id": item.id,
                 "content": item.content,
                 "location": item.location,
+                "kind": item.kind,
                 "score": (score * 100.0).round() / 100.0,
             })
         })
@@ -156,45 +187,84 @@ fn recall(store: &Memory, params: MemoryParams, turn: &Turn) -> ToolResult {
     ToolResult::success(body).with_metadata("count", count.as_u64().unwrap_or(0))
 }
 
-/// Cosine similarity of the query to each memory, when every memory has a
-/// vector; `None` to fall back to keywords.
-fn semantic_scores(
+/// Each memory's score for `query` and the method: `hybrid` (meaning and
+/// keywords) when the host has an embedder, `keyword` otherwise. A
+/// memory stored before the embedder was configured is embedded now, once,
+/// and kept with its vector.
+fn hybrid_scores(
     store: &Memory,
+    owner: &Principal,
     query: &str,
-    items: &[MemoryItem],
+    mut items: Vec<MemoryItem>,
     turn: &Turn,
-) -> Option<Vec<(f32, MemoryItem)>> {
-    let embedder = store.embedder.as_ref()?;
-    if items.iter().any(|item| item.vector.is_none()) {
-        return None;
-    }
-    turn.report_progress("embedding the query");
-    let query_vector = embedder.embed_batch(&[query]).ok()?.pop()?;
-    Some(
-        items
-            .iter()
-            .filter_map(|item| {
-                let vector = item.vector.as_ref()?;
-                // Vectors are unit length, so the dot product is the cosine.
-                let similarity: f32 = vector.iter().zip(&query_vector).map(|(a, b)| a * b).sum();
-                (similarity >= MIN_SIMILARITY).then(|| (similarity, item.clone()))
-            })
-            .collect(),
-    )
-}
-
-fn keyword_scores(query: &str, items: Vec<MemoryItem>) -> Vec<(f32, MemoryItem)> {
+) -> (Vec<(f32, MemoryItem)>, &'static str) {
     let query_words = words(query);
-    items
+    let keyword = |item: &MemoryItem| {
+        let haystack = format!(
+            "{} {}",
+            item.content,
+            item.location.clone().unwrap_or_default()
+        );
+        keyword_score(&query_words, &haystack)
+    };
+    let query_vector = store.embedder.as_ref().and_then(|embedder| {
+        embed_missing(store, owner, embedder.as_ref(), &mut items, turn);
+        turn.report_progress("embedding the query");
+        embedder.embed_batch(&[query]).ok()?.pop()
+    });
+    let Some(query_vector) = query_vector else {
+        let scored = items
+            .into_iter()
+            .filter_map(|item| {
+                let score = keyword(&item);
+                (score > 0.0).then_some((score, item))
+            })
+            .collect();
+        return (scored, "keyword");
+    };
+    let scored = items
         .into_iter()
         .filter_map(|item| {
-            let haystack = format!(
-                "{} {}",
-                item.content,
-                item.location.clone().unwrap_or_default()
-            );
-            let score = keyword_score(&query_words, &haystack);
-            (score > 0.0).then_some((score, item))
+            let words = keyword(&item);
+            // Vectors are unit length, so the dot product is the cosine.
+            let meaning = item.vector.as_ref().map_or(0.0, |vector| {
+                vector.iter().zip(&query_vector).map(|(a, b)| a * b).sum()
+            });
+            let relevant = meaning >= MIN_SIMILARITY || words > 0.0;
+            let score = SEMANTIC_WEIGHT * meaning.max(0.0) + (1.0 - SEMANTIC_WEIGHT) * words;
+            relevant.then_some((score, item))
         })
-        .collect()
+        .collect();
+    (scored, "hybrid")
+}
+
+/// Embeds the memories that have no vector yet and writes them back, so
+/// memories kept before the host had an embedder are recalled by meaning
+/// from now on. A failure leaves them to keywords.
+fn embed_missing(
+    store: &Memory,
+    owner: &Principal,
+    embedder: &dyn chalie_index::Embedder,
+    items: &mut [MemoryItem],
+    turn: &Turn,
+) {
+    let missing: Vec<usize> = (0..items.len())
+        .filter(|&index| items[index].vector.is_none())
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    turn.report_progress("embedding earlier memories");
+    let texts: Vec<&str> = missing
+        .iter()
+        .map(|&index| items[index].content.as_str())
+        .collect();
+    let Ok(vectors) = embedder.embed_batch(&texts) else {
+        return;
+    };
+    for (index, vector) in missing.into_iter().zip(vectors) {
+        items[index].vector = Some(vector);
+        // Kept for the next recall; failing to keep it costs only time.
+        let _ = store.put(owner, &items[index]);
+    }
 }

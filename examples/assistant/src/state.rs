@@ -5,13 +5,14 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use chalie_core::session::{MemoryStore, RecordStore, StoreError};
 use chalie_core::{
     contracts::CursorKey, contracts::Scratchpad, contracts::ScratchpadLimits,
-    dispatch::DispatcherBuilder, turn::Clock,
+    dispatch::DispatcherBuilder, turn::Clock, turn::Principal,
 };
 use chalie_index::Embedder;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
-use serde::{Deserialize, Serialize};
+
+use crate::userdata::{Calendar, Memory, Tasks};
 
 #[cfg(feature = "discovery")]
 use chalie_index::Discovery;
@@ -20,173 +21,13 @@ use chalie_index::Discovery;
 /// 09:00 UTC. The demo and the tests pin their clock to it.
 pub const SAMPLE_NOW: &str = "2026-03-02T09:00:00Z";
 
+/// The user [`Host::sample`] holds the sample calendar and tasks for; the
+/// demo and the tests act as this user.
+pub const SAMPLE_USER: &str = "sample-user";
+
 /// Locks a store; a panic in another call must not take the store down.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// One remembered fact.
-#[derive(Debug, Clone, Serialize)]
-pub struct MemoryItem {
-    /// Its id, for `forget`.
-    pub id: u32,
-    /// What was remembered.
-    pub content: String,
-    /// The place it is about, if any.
-    pub location: Option<String>,
-    /// When it was stored.
-    pub stored_at: DateTime<Utc>,
-    /// Its embedding, when an embedder was configured.
-    #[serde(skip)]
-    pub vector: Option<Vec<f32>>,
-}
-
-/// What the user asked the assistant to remember, with an optional
-/// embedder for semantic recall.
-pub struct Memory {
-    pub(crate) items: Mutex<Vec<MemoryItem>>,
-    pub(crate) embedder: Option<Arc<dyn Embedder>>,
-}
-
-impl Memory {
-    /// An empty memory; `embedder` enables semantic recall, `None` keeps
-    /// recall to keywords.
-    pub fn new(embedder: Option<Arc<dyn Embedder>>) -> Self {
-        Self {
-            items: Mutex::new(Vec::new()),
-            embedder,
-        }
-    }
-
-    /// Whether recall is semantic.
-    pub fn is_semantic(&self) -> bool {
-        self.embedder.is_some()
-    }
-}
-
-/// One calendar event. Times are UTC.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Event {
-    /// Its id, for `delete_event`.
-    #[serde(default)]
-    pub id: u32,
-    /// What it is.
-    pub title: String,
-    /// When it starts.
-    pub start: DateTime<Utc>,
-    /// When it ends.
-    pub end: DateTime<Utc>,
-    /// Where, if anywhere.
-    pub location: Option<String>,
-    /// Whether the user marked it done (for `overdue`).
-    pub done: bool,
-}
-
-/// The user's calendar.
-pub struct Calendar {
-    pub(crate) events: Mutex<Vec<Event>>,
-}
-
-impl Calendar {
-    /// A calendar holding `events`, numbered from 1 in order.
-    pub fn new(mut events: Vec<Event>) -> Self {
-        for (index, event) in events.iter_mut().enumerate() {
-            event.id = index as u32 + 1;
-        }
-        Self {
-            events: Mutex::new(events),
-        }
-    }
-
-    /// The sample calendar shipped with the crate (the week of 2 March 2026).
-    ///
-    /// # Panics
-    ///
-    /// Only if the crate's own `data/calendar.json` is broken, which its
-    /// tests rule out.
-    pub fn sample() -> Self {
-        let events: Vec<Event> = serde_json::from_str(include_str!("../data/calendar.json"))
-            .unwrap_or_else(|error| panic!("data/calendar.json is valid: {error}"));
-        Self::new(events)
-    }
-
-    /// A copy of every event, in id order.
-    pub fn events(&self) -> Vec<Event> {
-        lock(&self.events).clone()
-    }
-}
-
-/// A task's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskState {
-    /// To do.
-    Open,
-    /// Completed.
-    Done,
-    /// Soft-deleted: kept, never listed.
-    Deleted,
-}
-
-/// One task.
-#[derive(Debug, Clone, Serialize)]
-pub struct Task {
-    /// Its id; pages are keyed by it.
-    pub id: u32,
-    /// What to do.
-    pub title: String,
-    /// When it is due, if ever.
-    pub due: Option<NaiveDate>,
-    /// Open, done or deleted.
-    pub state: TaskState,
-}
-
-/// The user's tasks.
-pub struct Tasks {
-    pub(crate) tasks: Mutex<Vec<Task>>,
-}
-
-impl Tasks {
-    /// A task list holding `tasks`.
-    pub fn new(tasks: Vec<Task>) -> Self {
-        Self {
-            tasks: Mutex::new(tasks),
-        }
-    }
-
-    /// Forty-five sample tasks, due over the weeks around `now`: enough
-    /// for three pages at the default page size.
-    pub fn sample(now: DateTime<Utc>) -> Self {
-        const CHORES: [&str; 9] = [
-            "Renew the car insurance",
-            "Book the Rome hotel",
-            "Reply to the landlord",
-            "Order new running shoes",
-            "Pay the electricity bill",
-            "Back up the laptop",
-            "Call the plumber about the boiler",
-            "Buy a birthday present for Maria",
-            "Return the library books",
-        ];
-        let tasks = (1..=45u32)
-            .map(|id| Task {
-                id,
-                title: format!("{} ({})", CHORES[(id as usize - 1) % CHORES.len()], id),
-                due: Some(now.date_naive() + Duration::days(i64::from(id % 15) - 5)),
-                state: if id % 7 == 0 {
-                    TaskState::Done
-                } else {
-                    TaskState::Open
-                },
-            })
-            .collect();
-        Self::new(tasks)
-    }
-
-    /// A copy of every task, deleted ones included.
-    pub fn all(&self) -> Vec<Task> {
-        lock(&self.tasks).clone()
-    }
 }
 
 /// The folder the notes abilities read; they never leave it.
@@ -265,11 +106,14 @@ impl Default for Scratch {
 pub struct Host {
     /// What time it is.
     pub clock: Clock,
-    /// Remembered facts.
+    /// Where each user's memories, tasks and events live: the sessions'
+    /// database, so a user's data and sessions stay together.
+    pub records: Arc<dyn RecordStore>,
+    /// Each user's remembered facts and preferences.
     pub memory: Arc<Memory>,
-    /// Events.
+    /// Each user's events.
     pub calendar: Arc<Calendar>,
-    /// Tasks.
+    /// Each user's tasks.
     pub tasks: Arc<Tasks>,
     /// The notes folder.
     pub notes: Arc<NotesFolder>,
@@ -281,20 +125,18 @@ pub struct Host {
 }
 
 impl Host {
-    /// The sample host: the clock fixed at [`SAMPLE_NOW`], the sample
-    /// calendar, tasks and notes, keyword memory, no discovery index.
-    ///
-    /// # Panics
-    ///
-    /// Only if the crate's own sample data is broken (see
-    /// [`Calendar::sample`]).
-    pub fn sample() -> Self {
-        let clock = Clock::parse(SAMPLE_NOW).unwrap_or_else(|error| panic!("{error}"));
+    /// A host keeping each user's data in `records` (give it the store the
+    /// sessions use, e.g. a `SqliteStore` or a `PgStore`), reading the
+    /// time from `clock`, with keyword memory, the sample notes and no
+    /// discovery index. Nobody's data is written: see
+    /// [`seed_sample`](Self::seed_sample).
+    pub fn new(clock: Clock, records: Arc<dyn RecordStore>) -> Self {
         Self {
             clock,
-            memory: Arc::new(Memory::new(None)),
-            calendar: Arc::new(Calendar::sample()),
-            tasks: Arc::new(Tasks::sample(clock.now())),
+            memory: Arc::new(Memory::new(Arc::clone(&records), None)),
+            calendar: Arc::new(Calendar::new(Arc::clone(&records))),
+            tasks: Arc::new(Tasks::new(Arc::clone(&records))),
+            records,
             notes: Arc::new(NotesFolder::sample()),
             scratch: Arc::new(Scratch::new()),
             #[cfg(feature = "discovery")]
@@ -302,13 +144,61 @@ impl Host {
         }
     }
 
-    /// The same host recalling memories semantically with `embedder`.
+    /// The sample host: the clock fixed at [`SAMPLE_NOW`], an in-memory
+    /// store where [`SAMPLE_USER`] has the sample calendar and tasks,
+    /// keyword memory, the sample notes, no discovery index.
+    ///
+    /// # Panics
+    ///
+    /// Only if the crate's own sample data is broken (see
+    /// [`Calendar::sample_events`]).
+    pub fn sample() -> Self {
+        let clock = Clock::parse(SAMPLE_NOW).unwrap_or_else(|error| panic!("{error}"));
+        let host = Self::new(clock, Arc::new(MemoryStore::new()));
+        host.seed_sample(&Principal::new(SAMPLE_USER))
+            .unwrap_or_else(|error| panic!("an in-memory store does not fail: {error}"));
+        host
+    }
+
+    /// Gives `owner` the sample calendar and tasks (around the host's
+    /// clock), unless they already have events or tasks: safe to call at
+    /// every start.
+    pub fn seed_sample(&self, owner: &Principal) -> Result<(), StoreError> {
+        if self.calendar.events(owner)?.is_empty() {
+            for event in Calendar::sample_events() {
+                self.calendar.add(owner, event)?;
+            }
+        }
+        if self.tasks.all(owner)?.is_empty() {
+            for task in Tasks::sample_tasks(self.clock.now()) {
+                self.tasks.create(owner, task)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The same host keeping each user's data in `records` instead.
+    pub fn with_records(self, records: Arc<dyn RecordStore>) -> Self {
+        let embedder = self.memory.embedder.clone();
+        Self {
+            memory: Arc::new(Memory::new(Arc::clone(&records), embedder)),
+            calendar: Arc::new(Calendar::new(Arc::clone(&records))),
+            tasks: Arc::new(Tasks::new(Arc::clone(&records))),
+            records,
+            ..self
+        }
+    }
+
+    /// The same host recalling memories by meaning as well as keywords,
+    /// with `embedder`.
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        self.memory = Arc::new(Memory::new(Some(embedder)));
+        self.memory = Arc::new(Memory::new(Arc::clone(&self.records), Some(embedder)));
         self
     }
 
-    /// The same host with a discovery index for `find_tools`.
+    /// The same host with a discovery index for `find_tools` and
+    /// `find_skills`; the playbooks it returns carry each user's
+    /// preferences and corrections that apply to them.
     #[cfg(feature = "discovery")]
     pub fn with_discovery(mut self, discovery: Discovery) -> Self {
         self.discovery = Some(Arc::new(discovery));
@@ -332,7 +222,15 @@ impl Host {
             .shared_extension(Arc::clone(&self.scratch));
         #[cfg(feature = "discovery")]
         if let Some(discovery) = &self.discovery {
-            return builder.shared_extension(Arc::clone(discovery));
+            // The rules read the memory installed beside them, whichever
+            // store and embedder the host ended up with.
+            let personal =
+                (**discovery)
+                    .clone()
+                    .with_skill_rules(crate::preferences::PlaybookRules::new(Arc::clone(
+                        &self.memory,
+                    )));
+            return builder.extension(personal);
         }
         builder
     }

@@ -8,7 +8,8 @@ use chalie_core::{
 use chrono::NaiveDate;
 use serde_json::json;
 
-use crate::state::{Scratch, Task, TaskState, Tasks, lock};
+use crate::state::Scratch;
+use crate::userdata::{Task, TaskState, Tasks, owner, store_failed};
 
 /// Which tasks to list.
 #[derive(Clone, Copy, PartialEq, Eq, ParamEnum)]
@@ -82,6 +83,10 @@ pub async fn task_list(params: TaskListParams, turn: &Turn) -> ToolResult {
         (Ok(store), Ok(scratch)) => (store, scratch),
         (Err(not_configured), _) | (_, Err(not_configured)) => return not_configured,
     };
+    let owner = match owner(turn, "the task list") {
+        Ok(owner) => owner,
+        Err(refused) => return refused,
+    };
     // The query is what shapes the result set: a cursor only continues it.
     let query = json!({ "status": params.status.as_str() });
     let request = match PageRequest::new(
@@ -95,11 +100,14 @@ pub async fn task_list(params: TaskListParams, turn: &Turn) -> ToolResult {
         Err(invalid) => return invalid.into_tool_result(),
     };
     let after = request.after().and_then(|key| key.as_u64()).unwrap_or(0);
-    let fetched: Vec<Task> = lock(&store.tasks)
-        .iter()
-        .filter(|task| u64::from(task.id) > after && params.status.admits(task.state))
+    let all = match store.all(owner) {
+        Ok(all) => all,
+        Err(error) => return store_failed(&error),
+    };
+    let fetched: Vec<Task> = all
+        .into_iter()
+        .filter(|task| task.id > after && params.status.admits(task.state))
         .take(request.fetch_limit())
-        .cloned()
         .collect();
     request
         .page(&scratch.key, fetched, |task| json!(task.id))
@@ -142,6 +150,10 @@ pub async fn tasks(params: TasksParams, turn: &Turn) -> ToolResult {
         Ok(store) => store,
         Err(not_configured) => return not_configured,
     };
+    let owner = match owner(turn, "the task list") {
+        Ok(owner) => owner,
+        Err(refused) => return refused,
+    };
     let due = match params.due.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(text) => match NaiveDate::parse_from_str(text, "%Y-%m-%d") {
@@ -156,7 +168,6 @@ pub async fn tasks(params: TasksParams, turn: &Turn) -> ToolResult {
         },
     };
     let title = params.title.map(|title| title.trim().to_owned());
-    let mut all = lock(&store.tasks);
     if params.action == "create" {
         let Some(title) = title.filter(|title| !title.is_empty()) else {
             return ToolResult::error(
@@ -165,26 +176,31 @@ pub async fn tasks(params: TasksParams, turn: &Turn) -> ToolResult {
                 "pass title, e.g. `Buy milk`",
             );
         };
-        let id = all.iter().map(|task| task.id).max().unwrap_or(0) + 1;
         let task = Task {
-            id,
+            id: 0,
             title,
             due,
             state: TaskState::Open,
         };
-        all.push(task.clone());
-        return ToolResult::success(json!({ "created": task }));
+        return match store.create(owner, task) {
+            Ok(task) => ToolResult::success(json!({ "created": task })),
+            Err(error) => store_failed(&error),
+        };
     }
     let id = params.id.unwrap_or_default();
-    let Some(task) = all
-        .iter_mut()
-        .find(|task| task.id == id && task.state != TaskState::Deleted)
-    else {
-        return ToolResult::error(
+    // Another user's task reads exactly as a missing one: nothing of it
+    // is shown or changed.
+    let unknown = || {
+        ToolResult::error(
             "unknown-task",
             format!("there is no task {id}"),
             "list tasks with task_list and pass the `id` shown there",
-        );
+        )
+    };
+    let mut task = match store.get(owner, u64::from(id)) {
+        Ok(Some(task)) => task,
+        Ok(None) => return unknown(),
+        Err(error) => return store_failed(&error),
     };
     match params.action.as_str() {
         "complete" => task.state = TaskState::Done,
@@ -205,5 +221,10 @@ pub async fn tasks(params: TasksParams, turn: &Turn) -> ToolResult {
             }
         }
     }
-    ToolResult::success(json!({ "task": task.clone() }))
+    match store.put(owner, &task) {
+        Ok(true) => ToolResult::success(json!({ "task": task })),
+        // Deleted or gone between the read and the write.
+        Ok(false) => unknown(),
+        Err(error) => store_failed(&error),
+    }
 }

@@ -37,6 +37,7 @@ use std::sync::Arc;
 
 use assistant::IndexMode;
 use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource};
+use chalie_core::turn::Principal;
 use chalie_core::{
     Channel, Dispatcher, contracts::ChalieConfig, dispatch::ChannelTools, dispatch::ExternalTools,
     dispatch::Setting,
@@ -239,7 +240,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     for source in &sources {
         dispatcher = dispatcher.external_tools(Arc::clone(source));
     }
-    let mut server = McpServer::builder(Arc::new(dispatcher.build())).exposure(exposure);
+    // The server serves one local user: the sample user, whose calendar and
+    // tasks the sample host holds; their memory is theirs alone.
+    let mut server = McpServer::builder(Arc::new(dispatcher.build()))
+        .exposure(exposure)
+        .principal(Principal::new(assistant::SAMPLE_USER));
     for source in sources {
         server = server.external_tools(source);
     }

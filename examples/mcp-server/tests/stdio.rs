@@ -46,14 +46,14 @@ async fn full_mode_lists_the_abilities_and_a_call_reads_the_assistants_data() {
     );
 
     let mut policy = Policy::new();
-    policy
-        .set(Channel::External, "demo__weather", Setting::Allow)
-        .unwrap();
+    for tool in ["demo__weather", "demo__calendar", "demo__calendar.*"] {
+        policy.set(Channel::External, tool, Setting::Allow).unwrap();
+    }
     let dispatcher = Dispatcher::builder(chalie_core::Registry::from_entries([]).unwrap())
         .policy(policy)
         .external_tools(Arc::clone(&source) as Arc<dyn ExternalTools>)
-        // The consuming side offers the one tool this test calls.
-        .pin(Channel::External, ["demo__weather"])
+        // The consuming side offers the tools this test calls.
+        .pin(Channel::External, ["demo__weather", "demo__calendar"])
         .build();
     let turn = Turn::builder(Channel::External).build();
     let done = dispatcher
@@ -70,6 +70,18 @@ async fn full_mode_lists_the_abilities_and_a_call_reads_the_assistants_data() {
         done.envelope
     );
     assert!(done.envelope.contains("Cloudy"), "{}", done.envelope);
+    // The calendar is a user's: the server runs its calls as its one user.
+    let week = dispatcher
+        .dispatch(
+            &turn,
+            ToolCall::new("demo__calendar", json!({ "action": "week" })),
+        )
+        .await;
+    assert!(
+        week.envelope.contains("Flight to Rome"),
+        "{}",
+        week.envelope
+    );
     source.disconnect().await;
 }
 

@@ -4,12 +4,13 @@
 mod catalog;
 mod config;
 mod convert;
+mod skills;
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::{CallToolRequestParams, JsonObject, RequestParamsMeta};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
@@ -76,6 +77,14 @@ pub enum McpSourceError {
     /// The server did not list its tools.
     #[error("MCP server `{server}` did not list its tools: {detail}")]
     List {
+        /// The source name.
+        server: String,
+        /// Why.
+        detail: String,
+    },
+    /// The server declares skills but did not list or serve them.
+    #[error("MCP server `{server}` did not serve its skills: {detail}")]
+    Skills {
         /// The source name.
         server: String,
         /// Why.
@@ -331,7 +340,11 @@ impl Inner {
             Value::Object(object) => object,
             _ => JsonObject::new(),
         };
-        let request = CallToolRequestParams::new(original).with_arguments(arguments);
+        let mut request = CallToolRequestParams::new(original).with_arguments(arguments);
+        // The server's spans join the trace of the call that reached it.
+        if let Some(traceparent) = super::trace_context::current() {
+            request.set_traceparent(&traceparent);
+        }
         match tokio::time::timeout(self.spec.timeout, peer.call_tool(request)).await {
             Ok(Ok(result)) => convert::from_mcp(&qualified, result),
             Ok(Err(ServiceError::McpError(error))) => {
@@ -341,10 +354,16 @@ impl Inner {
                 self.drop_connection().await;
                 degraded("disconnected", error.to_string())
             }
-            Err(_) => degraded(
-                "timeout",
-                format!("no result within {:.1} s", self.spec.timeout.as_secs_f64()),
-            ),
+            Err(_) => {
+                // A server that did not answer in time may be stuck (in a
+                // loop, flooding notifications, having lost the request):
+                // the next call starts it again, as the envelope's hint says.
+                self.drop_connection().await;
+                degraded(
+                    "timeout",
+                    format!("no result within {:.1} s", self.spec.timeout.as_secs_f64()),
+                )
+            }
         }
     }
 }

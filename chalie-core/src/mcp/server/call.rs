@@ -7,8 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    GetSkillRequestParams, GetSkillResult, Implementation, JsonObject, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
@@ -17,8 +19,8 @@ use tokio::sync::mpsc;
 use super::McpServer;
 use super::catalog::CALL_PROXY;
 use crate::{
-    Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, envelope::render_envelope,
-    result::Body, turn::ProgressSink,
+    Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, dispatch::remote::RemoteApproval,
+    dispatch::trace::RemoteParent, envelope::render_envelope, result::Body, turn::ProgressSink,
 };
 
 impl ServerHandler for McpServer {
@@ -31,7 +33,15 @@ impl ServerHandler for McpServer {
                 "Find tools with `find_tools`, then call one through `call_tool` with its exact name and arguments matching the input schema `find_tools` returned. Results are chalie envelopes; an error carries a code and a hint to act on."
             }
         };
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = match self.shared.skills.is_empty() {
+            true => ServerCapabilities::builder().enable_tools().build(),
+            false => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_skills()
+                .build(),
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 self.shared.name.clone(),
                 self.shared.version.clone(),
@@ -42,9 +52,42 @@ impl ServerHandler for McpServer {
     fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + Send + '_ {
-        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+        let listed = ListToolsResult::with_all_items(self.tools());
+        let listed = match self.cache_hints(&context) {
+            Some((ttl, scope)) => listed.with_ttl_ms(ttl).with_cache_scope(scope),
+            None => listed,
+        };
+        std::future::ready(Ok(listed))
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let listed = self.shared.skills.list();
+        Ok(match self.cache_hints(&context) {
+            Some((ttl, scope)) => listed.with_ttl_ms(ttl).with_cache_scope(scope),
+            None => listed,
+        })
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.shared.skills.get(&request.uri)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.shared.skills.read(&request.uri).map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -57,8 +100,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = self.call(request, context).await?;
-        Ok(CallToolResponse::Complete(result))
+        self.call(request, context).await
     }
 }
 
@@ -67,7 +109,7 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         // Calling a tool that is not listed is protocol misuse, not
         // something the model can fix by rephrasing.
         let Some(&index) = self.shared.by_name.get(request.name.as_ref()) else {
@@ -83,12 +125,16 @@ impl McpServer {
             ));
         };
         let structured = self.shared.listed[index].structured;
+        let remote = self.shared.approvals.for_request(&request, &context)?;
+        // Kept only while the user may still be asked about this call.
+        let asked_about =
+            matches!(remote, Some(RemoteApproval::Deferred(_))).then(|| request.clone());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let proxied = request.name == CALL_PROXY;
         let (name, arguments) = if proxied {
             match self.unwrap_proxy(arguments) {
                 Ok(call) => call,
-                Err(result) => return Ok(envelope_result(CALL_PROXY, &result)),
+                Err(result) => return Ok(envelope_result(CALL_PROXY, &result).into()),
             }
         } else {
             (request.name.to_string(), arguments)
@@ -107,15 +153,33 @@ impl McpServer {
         if let Some(sink) = progress.sink() {
             turn = turn.progress(sink);
         }
+        if let Some(remote) = remote {
+            turn = turn.extension(remote);
+        }
+        if let Some(parent) = request_parent(&context.meta) {
+            turn = turn.extension(parent);
+        }
+        if let Some(principal) = &self.shared.principal {
+            turn = turn.principal(principal.clone());
+        }
         let turn = turn.build();
         if proxied {
             turn.activate_tools([name.as_str()]);
         }
         let call = ToolCall::new(name, arguments).with_id(context.id.to_string());
         let dispatched = self.shared.dispatcher.dispatch(&turn, call).await;
+        let question = turn
+            .extension::<RemoteApproval>()
+            .and_then(RemoteApproval::question);
         drop(turn);
         progress.finish().await;
-        Ok(dispatched_result(dispatched, structured))
+        if let (Some(question), Some(request)) = (question, asked_about) {
+            return Ok(self.shared.approvals.ask(&request, &question).into());
+        }
+        if let Some(trail) = &self.shared.trail {
+            trail.record(dispatched.record());
+        }
+        Ok(dispatched_result(dispatched, structured).into())
     }
 
     /// The proxied name and arguments, or the error the model can fix.
@@ -160,6 +224,12 @@ impl McpServer {
         }
         Ok((name, arguments))
     }
+}
+
+/// The caller's span the call joins, from the request's `traceparent`.
+fn request_parent(meta: &RequestMetaObject) -> Option<RemoteParent> {
+    let traceparent = meta.get_traceparent()?;
+    crate::mcp::trace_context::parent(traceparent).map(RemoteParent)
 }
 
 fn invalid(message: &str) -> ToolResult {

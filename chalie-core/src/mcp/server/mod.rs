@@ -1,20 +1,29 @@
 //! A chalie [`Dispatcher`] served as an MCP server.
 
+mod approval;
 mod call;
 mod catalog;
+mod skills;
 mod transport;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use rmcp::model::Tool;
+use rmcp::model::{CacheScope, ProtocolVersion, Tool};
+use rmcp::service::{RequestContext, RoleServer};
 
-use crate::{Dispatcher, contracts::OutputSchemas, dispatch::ExternalTools};
+use crate::{Dispatcher, contracts::OutputSchemas, dispatch::ExternalTools, turn::ActionTrail};
 use catalog::Listed;
 
+pub use approval::APPROVAL_INPUT;
 pub use catalog::CALL_PROXY;
+pub use skills::ServedSkill;
 pub use transport::{HTTP_PATH, HttpServer, McpServeError};
+
+/// How long a client may keep a listing by default: an hour.
+pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(3600);
 
 /// The abilities `on_demand` keeps listed when the registry has them.
 pub const DEFAULT_PINNED: [&str; 3] = ["find_tools", "find_skills", "memory"];
@@ -71,7 +80,11 @@ pub enum McpServerError {
 
 /// Serves a [`Dispatcher`] over MCP. Every call runs through the
 /// dispatcher on [`Channel::External`](crate::Channel::External), so a
-/// permission set to `ask` is `deny` unless the policy allows it there.
+/// permission set to `ask` is `deny` there, except for a client on protocol
+/// 2026-07-28 or newer that declares form elicitation: its user is asked
+/// through an input-required result (question [`APPROVAL_INPUT`], a form
+/// with a boolean `approve`), and the call runs once if the user approved
+/// when the client retries with the answer.
 ///
 /// Cheap to clone; clones share the dispatcher and the listing. Each
 /// connection gets its own chalie session (rate window, reuse cache).
@@ -91,6 +104,16 @@ struct Shared {
     next_session: AtomicU64,
     name: String,
     version: String,
+    /// The approval questions sent to clients and not yet answered.
+    approvals: approval::Approvals,
+    /// Where every call's record is kept, when the host asked for it.
+    trail: Option<ActionTrail>,
+    /// How long a client may keep a listing before asking again.
+    list_ttl: Duration,
+    /// The skills served (SEP-2640); none unless the host gave some.
+    skills: skills::Skills,
+    /// Whom every call runs for, if anyone.
+    principal: Option<crate::turn::Principal>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -111,6 +134,10 @@ pub struct McpServerBuilder {
     external: Vec<Arc<dyn ExternalTools>>,
     name: String,
     version: String,
+    trail: Option<ActionTrail>,
+    list_ttl: Duration,
+    skills: Vec<ServedSkill>,
+    principal: Option<crate::turn::Principal>,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -143,11 +170,47 @@ impl McpServerBuilder {
         self
     }
 
+    /// Runs every call on behalf of `principal` ([`Turn::principal`](crate::Turn::principal)),
+    /// e.g. the one local user a stdio server serves. Without it calls run
+    /// for nobody, and abilities that keep each user's data apart refuse
+    /// them.
+    pub fn principal(mut self, principal: crate::turn::Principal) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+
     /// The implementation name and version sent at `initialize` (default
     /// `chalie` and this crate's version).
     pub fn implementation(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.name = name.into();
         self.version = version.into();
+        self
+    }
+
+    /// Records every call served, on every connection, on `trail` (what
+    /// the gate decided, how it ended), in the order they finish. A call
+    /// that stopped to ask the client's user is recorded once, when the
+    /// answer came back and the call ran or was refused.
+    pub fn trail(mut self, trail: ActionTrail) -> Self {
+        self.trail = Some(trail);
+        self
+    }
+
+    /// How long a client may treat a listing as fresh (`ttlMs` on
+    /// protocol 2026-07-28, SEP-2549; default [`DEFAULT_LIST_TTL`]). The
+    /// listing is fixed when the server is built, so this only bounds how
+    /// long a client keeps one across a restart with another configuration.
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// Serves `skills` per the MCP skills extension (SEP-2640): listed by
+    /// name with `skills/list`, each a `skill://<name>/SKILL.md` file read
+    /// with `resources/read`. A name is served in the extension's form
+    /// (`plan_trip` as `plan-trip`); of two that map to one, the first is kept.
+    pub fn skills(mut self, skills: impl IntoIterator<Item = ServedSkill>) -> Self {
+        self.skills.extend(skills);
         self
     }
 
@@ -208,6 +271,11 @@ impl McpServerBuilder {
                 next_session: AtomicU64::new(1),
                 name: self.name,
                 version: self.version,
+                approvals: approval::Approvals::default(),
+                trail: self.trail,
+                list_ttl: self.list_ttl,
+                skills: skills::Skills::new(self.skills),
+                principal: self.principal,
             }),
             session_id: "mcp-0".to_owned(),
         })
@@ -224,6 +292,10 @@ impl McpServer {
             external: Vec::new(),
             name: "chalie".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            trail: None,
+            list_ttl: DEFAULT_LIST_TTL,
+            skills: Vec::new(),
+            principal: None,
         }
     }
 
@@ -250,6 +322,20 @@ impl McpServer {
     /// The chalie session this connection's calls belong to.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The cache hints a listing carries on protocol 2026-07-28 or newer
+    /// (SEP-2549): the configured freshness, and `public`, since every
+    /// client is listed the same bytes. Older protocols have no such fields.
+    pub(crate) fn cache_hints(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<(u64, CacheScope)> {
+        let version = context.protocol_version()?;
+        (version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()).then(|| {
+            let ttl = u64::try_from(self.shared.list_ttl.as_millis()).unwrap_or(u64::MAX);
+            (ttl, CacheScope::Public)
+        })
     }
 
     /// The same server for a new connection: shared listing, its own

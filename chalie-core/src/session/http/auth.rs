@@ -38,6 +38,14 @@ pub trait Authenticate: Send + Sync + 'static {
         &self,
         headers: &HeaderMap,
     ) -> impl Future<Output = Result<Principal, Unauthorized>> + Send;
+
+    /// Whether `principal` may change the permission policy every session
+    /// runs under (`PUT /policy`); anyone else is answered `403`. The
+    /// policy is the operator's, not one user's: by default nobody may.
+    fn may_change_policy(&self, principal: &Principal) -> bool {
+        let _ = principal;
+        false
+    }
 }
 
 /// A request that proved no principal: answered `401` with
@@ -74,7 +82,8 @@ impl IntoResponse for Unauthorized {
     fn into_response(self) -> Response {
         let challenge = HeaderValue::from_str(&self.challenge)
             .unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
-        let mut response = super::error(StatusCode::UNAUTHORIZED, self.message);
+        let mut response =
+            super::errors::error(StatusCode::UNAUTHORIZED, "unauthorized", self.message);
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, challenge);
@@ -104,7 +113,8 @@ pub enum TokenError {
 }
 
 /// The default [`Authenticate`]: `Authorization: Bearer <token>`, each
-/// token standing for one principal. Tokens are kept as SHA-256 digests
+/// token standing for one principal. A principal given a token through
+/// [`with_admin`](Self::with_admin) may also change the policy. Tokens are kept as SHA-256 digests
 /// and every presented token is compared with all of them in constant
 /// time, so neither the tokens nor the timing of a check give one away.
 ///
@@ -124,6 +134,8 @@ pub enum TokenError {
 #[derive(Clone, Default)]
 pub struct BearerTokens {
     tokens: Vec<([u8; 32], Principal)>,
+    /// Who may change the policy.
+    admins: Vec<Principal>,
 }
 
 impl std::fmt::Debug for BearerTokens {
@@ -134,6 +146,7 @@ impl std::fmt::Debug for BearerTokens {
                 "principals",
                 &self.tokens.iter().map(|(_, p)| p).collect::<Vec<_>>(),
             )
+            .field("admins", &self.admins)
             .finish()
     }
 }
@@ -176,6 +189,29 @@ impl BearerTokens {
         Ok(self)
     }
 
+    /// [`with`](Self::with), and `principal` may change the policy
+    /// ([`Authenticate::may_change_policy`]).
+    ///
+    /// ```
+    /// use chalie_core::turn::Principal;
+    /// use chalie_core::session::{Authenticate, BearerTokens};
+    ///
+    /// let tokens = BearerTokens::new()
+    ///     .with_admin("3f9c1d2e8a7b6c5d4e3f2a1b0c9d8e7f", Principal::new("ops"))
+    ///     .unwrap()
+    ///     .with("a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5", Principal::new("bob"))
+    ///     .unwrap();
+    /// assert!(tokens.may_change_policy(&Principal::new("ops")));
+    /// assert!(!tokens.may_change_policy(&Principal::new("bob")));
+    /// ```
+    pub fn with_admin(self, token: &str, principal: Principal) -> Result<Self, TokenError> {
+        let mut tokens = self.with(token, principal.clone())?;
+        if !tokens.admins.contains(&principal) {
+            tokens.admins.push(principal);
+        }
+        Ok(tokens)
+    }
+
     /// The principal `token` stands for, if any.
     pub fn principal(&self, token: &str) -> Option<&Principal> {
         let presented = digest(token);
@@ -213,5 +249,9 @@ impl Authenticate for BearerTokens {
             Unauthorized::new("the bearer token is not valid")
                 .with_challenge(r#"Bearer error="invalid_token""#)
         })
+    }
+
+    fn may_change_policy(&self, principal: &Principal) -> bool {
+        self.admins.contains(principal)
     }
 }

@@ -5,28 +5,52 @@
 //!
 //! | route | what |
 //! |---|---|
+//! | `GET /health` | `200 {"status": "ok"}`, without credentials: for load balancers |
+//! | `GET /me` | who the credentials prove: `200 {"principal": ..., "mayChangePolicy": ...}` |
 //! | `POST /sessions` `{"mode": "plan"}` (optional) | opens a session owned by the caller, with a fresh id; `201 {"id": ..., "mode": ...}` |
-//! | `POST /sessions/{id}/messages` `{"content": "..."}` | starts a run; `201 {"runId": ...}` |
+//! | `GET /sessions` | the caller's sessions, oldest first: `200 {"sessions": [{"id", "mode"}]}`; never another principal's |
+//! | `POST /sessions/{id}/messages` `{"content": "..."}` | starts a run; `201 {"runId": ..., "messageId": ...}` (the same id) |
 //! | `GET /sessions/{id}/messages` | the session's history: `200 {"messages": [...]}`, each user or assistant message with its `toolCalls` and their `card`s ([`HistoryMessage`](crate::session::HistoryMessage)), to rebuild the cards after a reload |
-//! | `GET /runs/{runId}/events` | the run's events from the first, as SSE (`event:` the name, `id:` the position, `data:` the JSON) |
+//! | `GET /sessions/{id}/messages/{messageId}/stream` | the run the message started, as SSE (`event:` the name, `id:` the position, `data:` the JSON), from its first event |
+//! | `GET /runs/{runId}/events` | the same stream, by run id |
 //! | `POST /runs/{runId}/tools/{toolCallId}/approve` | approves a pending write; `204` |
 //! | `POST /runs/{runId}/tools/{toolCallId}/reject` | rejects it; `204` |
 //! | `PATCH /sessions/{id}` `{"mode": "auto"}` | changes the mode; `200 {"id": ..., "mode": ...}` |
 //! | `GET /sessions/{id}/plan` | the plan collected in `plan_collect`; `200 {"steps": [...]}` |
 //! | `POST /sessions/{id}/plan/execute` | runs the plan; `201 {"runId": ...}` |
 //! | `DELETE /sessions/{id}/plan` | discards the plan; `204` |
+//! | `GET /plans?sessionId=` | the caller's plans (a plan's id is its session's): `200 {"plans": [{"planId", "sessionId", "steps"}]}`; with `sessionId`, that session's only |
+//! | `POST /plans/{planId}/execute` | runs the plan; `201 {"runId": ...}` |
+//! | `DELETE /plans/{planId}` | discards it; `204` |
+//! | `GET /policy` | every permission's setting per channel: `200 {"channels": [...], "permissions": [{"permission", "settings": {"chat": {"setting", "source", "editable"}, ...}}], "mayChange": ...}` |
+//! | `PUT /policy` `{"permission", "channel", "setting"}` | changes one setting for every session, kept in the store and effective on the next call; `200` the row |
 //!
-//! Every route first asks the [`Authenticate`] seam who is calling
-//! ([`BearerTokens`] by default): no or bad credentials are `401` with a
-//! `WWW-Authenticate` challenge. A session belongs to the principal whose
-//! request opened it; a request on a session (or a run, or an approval) of
-//! another principal, or of none, is `403` and nothing runs.
+//! Every route but `/health` first asks the [`Authenticate`] seam who is
+//! calling ([`BearerTokens`] by default): no or bad credentials are `401`
+//! with a `WWW-Authenticate` challenge. A session belongs to the principal
+//! whose request opened it; a request on a session (or a run, a plan, or
+//! an approval) of another principal, or of none, is `403` and nothing
+//! runs. The policy is every session's: anyone signed in reads it, only a
+//! principal the seam lets [change it](Authenticate::may_change_policy)
+//! (e.g. [`BearerTokens::with_admin`]) changes it; `internal` rows are
+//! shown but not editable.
 //!
-//! Errors are JSON `{"error": "..."}` with `401` (not authenticated),
-//! `403` (not the session's owner), `404` (unknown run), `409` (no such
-//! pending approval, no plan), `422` (a bad body) or `500` (the store).
+//! Errors, axum's own rejections included, are JSON
+//! `{"error": "<what to do>", "code": "<kebab-case>"}`: `401 unauthorized`,
+//! `403 not-owner` (another principal's session), `403 forbidden` (a policy
+//! change by a non-administrator), `404 not-found` (an unknown run or route,
+//! or a message of another session), `405`, `409 not-pending` /
+//! `empty-plan` / `not-editable`, `413` (a body over
+//! [`errors::BODY_LIMIT`]), `415`, `422 invalid-body`, `500 store-failed`
+//! or `503 overloaded` (with `Retry-After`): see [`errors`] for the codes.
 
 mod auth;
+mod console;
+pub mod errors;
+mod policy;
+mod tools;
+
+use errors::error;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -34,16 +58,18 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, patch, post};
+use axum::routing::{delete, get, patch, post};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
 pub use auth::{Authenticate, BearerTokens, TokenError, Unauthorized};
+pub use console::{console, console_at};
+pub use tools::ToolsApi;
 
 use crate::session::error::SessionError;
 use crate::session::mode::Mode;
@@ -66,9 +92,19 @@ use crate::turn::Principal;
 /// # Ok(()) }
 /// ```
 pub fn router<A: Authenticate>(sessions: Sessions, auth: A) -> Router {
-    Router::new()
-        .route("/sessions", post(create_session::<A>))
+    let max_streams = sessions.core.config.max_streams;
+    let routes = Router::new()
+        .route("/health", get(health))
+        .route("/me", get(me::<A>))
+        .route(
+            "/sessions",
+            post(create_session::<A>).get(list_sessions::<A>),
+        )
         .route("/sessions/{id}/messages", post(send::<A>).get(history::<A>))
+        .route(
+            "/sessions/{id}/messages/{message_id}/stream",
+            get(message_stream::<A>),
+        )
         .route("/sessions/{id}", patch(set_mode::<A>))
         .route(
             "/sessions/{id}/plan",
@@ -78,10 +114,15 @@ pub fn router<A: Authenticate>(sessions: Sessions, auth: A) -> Router {
         .route("/runs/{run_id}/events", get(events::<A>))
         .route("/runs/{run_id}/tools/{call_id}/approve", post(approve::<A>))
         .route("/runs/{run_id}/tools/{call_id}/reject", post(reject::<A>))
+        .route("/plans", get(plans::<A>))
+        .route("/plans/{plan_id}/execute", post(execute_plan::<A>))
+        .route("/plans/{plan_id}", delete(discard_plan::<A>))
+        .route("/policy", get(policy::show::<A>).put(policy::change::<A>))
         .with_state(Api {
             sessions,
             auth: Arc::new(auth),
-        })
+        });
+    errors::harden(routes, max_streams)
 }
 
 /// What every handler shares.
@@ -120,24 +161,23 @@ impl Caller {
     }
 }
 
-fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    (status, Json(json!({ "error": message.to_string() }))).into_response()
-}
-
 fn session_error(failure: SessionError) -> Response {
-    let status = match failure {
-        SessionError::NotOwner { .. } => StatusCode::FORBIDDEN,
-        SessionError::NotPending { .. } => StatusCode::CONFLICT,
-        SessionError::EmptyPlan(_) => StatusCode::CONFLICT,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    let (status, code) = match failure {
+        SessionError::NotOwner { .. } => (StatusCode::FORBIDDEN, "not-owner"),
+        SessionError::NotPending { .. } => (StatusCode::CONFLICT, "not-pending"),
+        SessionError::EmptyPlan(_) => (StatusCode::CONFLICT, "empty-plan"),
+        SessionError::BadPermission(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-body"),
+        SessionError::Overloaded { .. } => return errors::overloaded("running runs"),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "store-failed"),
     };
-    error(status, failure)
+    error(status, code, failure)
 }
 
 /// The 422 for a body without the string field `key`.
 fn missing(key: &str, example: &str) -> Response {
     error(
         StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid-body",
         format!("the body needs a string `{key}`, e.g. {example}"),
     )
 }
@@ -145,6 +185,60 @@ fn missing(key: &str, example: &str) -> Response {
 fn started(run: Result<crate::session::Run, SessionError>) -> Response {
     match run {
         Ok(run) => (StatusCode::CREATED, Json(json!({ "runId": run.id() }))).into_response(),
+        Err(failure) => session_error(failure),
+    }
+}
+
+/// `GET /health`: the process answers. No credentials: a load balancer
+/// has none, and the answer says nothing about anyone.
+async fn health() -> Response {
+    Json(json!({ "status": "ok" })).into_response()
+}
+
+/// `GET /me`: who the credentials prove, for a client's header.
+async fn me<A: Authenticate>(caller: Caller, State(api): State<Api<A>>) -> Response {
+    Json(json!({
+        "principal": caller.0.id(),
+        "mayChangePolicy": api.auth.may_change_policy(&caller.0),
+    }))
+    .into_response()
+}
+
+/// `GET /sessions`: the caller's sessions, oldest first.
+async fn list_sessions<A: Authenticate>(caller: Caller, State(api): State<Api<A>>) -> Response {
+    match caller.on(&api.sessions).sessions() {
+        Ok(sessions) => {
+            let sessions: Vec<Value> = sessions
+                .iter()
+                .map(|session| json!({ "id": session.id, "mode": session.mode }))
+                .collect();
+            Json(json!({ "sessions": sessions })).into_response()
+        }
+        Err(failure) => session_error(failure),
+    }
+}
+
+/// `GET /plans?sessionId=`: the caller's plans, or one session's.
+async fn plans<A: Authenticate>(
+    caller: Caller,
+    State(api): State<Api<A>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let session_id = query.as_deref().and_then(|query| {
+        form_urlencoded::parse(query.as_bytes())
+            .find(|(key, _)| key == "sessionId")
+            .map(|(_, value)| value.into_owned())
+    });
+    match caller.on(&api.sessions).plans(session_id.as_deref()) {
+        Ok(plans) => {
+            let plans: Vec<Value> = plans
+                .into_iter()
+                .map(|(session_id, steps)| {
+                    json!({ "planId": session_id, "sessionId": session_id, "steps": steps })
+                })
+                .collect();
+            Json(json!({ "plans": plans })).into_response()
+        }
         Err(failure) => session_error(failure),
     }
 }
@@ -159,7 +253,15 @@ async fn send<A: Authenticate>(
     let Some(content) = body.get("content").and_then(Value::as_str) else {
         return missing("content", r#"{"content": "what are my tasks?"}"#);
     };
-    started(caller.on(&api.sessions).send(&id, content))
+    match caller.on(&api.sessions).send(&id, content) {
+        // A message starts one run: its id names both.
+        Ok(run) => (
+            StatusCode::CREATED,
+            Json(json!({ "runId": run.id(), "messageId": run.id() })),
+        )
+            .into_response(),
+        Err(failure) => session_error(failure),
+    }
 }
 
 /// `POST /sessions` (`{"mode": "plan"}`, optional): a new session, owned
@@ -174,7 +276,9 @@ async fn create_session<A: Authenticate>(
         None | Some(Value::Null) => Mode::default(),
         Some(Value::String(name)) => match name.parse::<Mode>() {
             Ok(mode) => mode,
-            Err(unknown) => return error(StatusCode::UNPROCESSABLE_ENTITY, unknown),
+            Err(unknown) => {
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "invalid-body", unknown);
+            }
         },
         Some(_) => return missing("mode", r#"{"mode": "plan"}"#),
     };
@@ -213,7 +317,7 @@ async fn set_mode<A: Authenticate>(
     };
     let mode = match name.parse::<Mode>() {
         Ok(mode) => mode,
-        Err(unknown) => return error(StatusCode::UNPROCESSABLE_ENTITY, unknown),
+        Err(unknown) => return error(StatusCode::UNPROCESSABLE_ENTITY, "invalid-body", unknown),
     };
     match caller.on(&api.sessions).set_mode(&id, mode) {
         Ok(()) => Json(json!({ "id": id, "mode": mode })).into_response(),
@@ -267,13 +371,35 @@ async fn events<A: Authenticate>(
     State(api): State<Api<A>>,
     Path(run_id): Path<String>,
 ) -> Response {
-    let run = match caller.on(&api.sessions).run(&run_id) {
-        Ok(Some(run)) => run,
-        Ok(None) => {
+    stream(&caller, &api.sessions, &run_id, None)
+}
+
+/// `GET /sessions/{id}/messages/{messageId}/stream`: the run the message
+/// started, which must be of that session.
+async fn message_stream<A: Authenticate>(
+    caller: Caller,
+    State(api): State<Api<A>>,
+    Path((session_id, message_id)): Path<(String, String)>,
+) -> Response {
+    stream(&caller, &api.sessions, &message_id, Some(&session_id))
+}
+
+/// The run's events as SSE, from the first, for its session's owner;
+/// with `session_id`, only when the run is that session's.
+fn stream(
+    caller: &Caller,
+    sessions: &Sessions,
+    run_id: &str,
+    session_id: Option<&str>,
+) -> Response {
+    let run = match caller.on(sessions).run(run_id) {
+        Ok(Some(run)) if session_id.is_none_or(|id| id == run.session_id()) => run,
+        Ok(_) => {
             return error(
                 StatusCode::NOT_FOUND,
+                "not-found",
                 format!(
-                    "no run `{run_id}` in this process; start one with POST /sessions/{{id}}/messages"
+                    "no run `{run_id}` here; start one with POST /sessions/{{id}}/messages and use the `messageId` it answers"
                 ),
             );
         }

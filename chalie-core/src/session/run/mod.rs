@@ -74,6 +74,14 @@ pub(crate) fn spawn_run(
         RunKind::Message(_) => None,
     };
     let mode_override = plan_tools.is_some().then_some(Mode::Auto);
+    // A resumed run's calls that were waiting for an approval had passed
+    // the reach check before the stop, often on a tool discovery activated
+    // earlier in the run, which the new process's turn has not: pinned,
+    // so the approved call runs rather than failing `tool-not-available`.
+    let approved_tools = match &kind {
+        RunKind::Resume => awaiting_approval_tools(&core, &run_id)?,
+        _ => Vec::new(),
+    };
     if !matches!(kind, RunKind::Resume) {
         core.store.put_run(&RunRecord {
             id: run_id.clone(),
@@ -109,6 +117,7 @@ pub(crate) fn spawn_run(
         }))
         .pin(core.config.pinned.iter().cloned())
         .pin(plan_tools.into_iter().flatten())
+        .pin(approved_tools)
         // `active_tools` offers what discovery activates in the next request.
         .offers_activated_tools()
         .build();
@@ -595,6 +604,21 @@ fn plan_run_tools(
                 .map(|call| call.name.clone())
                 .collect()
         }))
+}
+
+/// The tools of the run's unfinished calls that reached an approval: each
+/// passed the reach check and the gate before the run stopped.
+fn awaiting_approval_tools(core: &Core, run_id: &str) -> Result<Vec<String>, StoreError> {
+    let mut tools = Vec::new();
+    for call in core.store.tool_calls(run_id)? {
+        if call.status == ToolCallStatus::Started
+            && core.store.approval(run_id, &call.call_id)?.is_some()
+            && !tools.contains(&call.tool)
+        {
+            tools.push(call.tool);
+        }
+    }
+    Ok(tools)
 }
 
 /// The discovery ability a narrated action is looked up with.

@@ -26,6 +26,11 @@ pub(crate) struct Config {
     pub(crate) narration: Narration,
     /// How long a run's lease lasts unrenewed (see [`SessionStore::claim_run`]).
     pub(crate) lease: Duration,
+    /// How many runs may go at once in this process; past it a new one is
+    /// refused with [`SessionError::Overloaded`](crate::session::SessionError::Overloaded).
+    pub(crate) max_running: usize,
+    /// How many event streams the router holds open at once.
+    pub(crate) max_streams: usize,
 }
 
 impl Default for Config {
@@ -38,9 +43,17 @@ impl Default for Config {
             channel: Channel::Chat,
             narration: Narration::default(),
             lease: DEFAULT_LEASE,
+            max_running: DEFAULT_MAX_RUNNING,
+            max_streams: DEFAULT_MAX_STREAMS,
         }
     }
 }
+
+/// How many runs a process drives at once unless configured otherwise.
+pub(crate) const DEFAULT_MAX_RUNNING: usize = 4096;
+
+/// How many event streams the router holds open unless configured otherwise.
+pub(crate) const DEFAULT_MAX_STREAMS: usize = 8192;
 
 /// How long a replica's hold on its runs outlives its last renewal.
 pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -50,6 +63,8 @@ pub(crate) struct LiveRun {
     pub(crate) session_id: String,
     pub(crate) events: EventLog,
     pub(crate) task: Option<JoinHandle<()>>,
+    /// When it started: the oldest finished runs are forgotten first.
+    pub(crate) started: std::time::Instant,
 }
 
 pub(crate) type ApprovalKey = (String, String);
@@ -95,6 +110,8 @@ pub(crate) struct Core {
     pub(crate) run_prefix: String,
     /// Renews this replica's leases while it lives.
     pub(crate) heartbeat: Mutex<Option<JoinHandle<()>>>,
+    /// One permit per run going, `config.max_running` in all.
+    pub(crate) running: Arc<tokio::sync::Semaphore>,
 }
 
 /// Locks, taking over a lock poisoned by a panic elsewhere: the maps stay

@@ -5,13 +5,17 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::session::model::Message;
 use crate::session::store::{
-    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
-    StoreError, StoredMessage, ToolCallRecord,
+    ApprovalRecord, ApprovalState, PlanStep, PolicyRecord, RunRecord, RunStatus, SessionRecord,
+    SessionStore, StoreError, StoredMessage, ToolCallRecord,
 };
+use crate::turn::Principal;
 
 #[derive(Debug, Default)]
 struct Data {
     sessions: HashMap<String, SessionRecord>,
+    // Session ids in creation order, for `sessions_of`.
+    session_order: Vec<String>,
+    policy: Vec<PolicyRecord>,
     runs: HashMap<String, RunRecord>,
     // Run ids in creation order, for `unfinished_runs`.
     run_order: Vec<String>,
@@ -25,6 +29,8 @@ struct Data {
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     data: Mutex<Data>,
+    /// Each principal's records ([`RecordStore`](crate::session::RecordStore)).
+    pub(in crate::session::store) records: Mutex<crate::session::store::records::RecordTable>,
 }
 
 impl MemoryStore {
@@ -40,19 +46,53 @@ impl MemoryStore {
 
 impl SessionStore for MemoryStore {
     fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        self.data()
+        let mut data = self.data();
+        if data
             .sessions
-            .insert(session.id.clone(), session.clone());
+            .insert(session.id.clone(), session.clone())
+            .is_none()
+        {
+            data.session_order.push(session.id.clone());
+        }
         Ok(())
     }
 
     fn create_session(&self, session: &SessionRecord) -> Result<SessionRecord, StoreError> {
-        Ok(self
-            .data()
-            .sessions
-            .entry(session.id.clone())
-            .or_insert_with(|| session.clone())
-            .clone())
+        let mut data = self.data();
+        if let Some(stored) = data.sessions.get(&session.id) {
+            return Ok(stored.clone());
+        }
+        data.sessions.insert(session.id.clone(), session.clone());
+        data.session_order.push(session.id.clone());
+        Ok(session.clone())
+    }
+
+    fn sessions_of(&self, owner: &Principal) -> Result<Vec<SessionRecord>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .session_order
+            .iter()
+            .filter_map(|id| data.sessions.get(id))
+            .filter(|session| session.owner.as_ref() == Some(owner))
+            .cloned()
+            .collect())
+    }
+
+    fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError> {
+        let mut data = self.data();
+        match data
+            .policy
+            .iter_mut()
+            .find(|kept| kept.channel == record.channel && kept.permission == record.permission)
+        {
+            Some(kept) => kept.setting = record.setting,
+            None => data.policy.push(record.clone()),
+        }
+        Ok(())
+    }
+
+    fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError> {
+        Ok(self.data().policy.clone())
     }
 
     fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {

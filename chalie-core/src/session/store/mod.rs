@@ -4,6 +4,7 @@
 pub(crate) mod memory;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+pub(crate) mod records;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 
@@ -17,6 +18,7 @@ use crate::session::event::Event;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
 use crate::turn::Principal;
+use crate::{Channel, dispatch::Setting};
 
 /// A session: an id, its mode and the principal it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,6 +240,19 @@ pub struct PlanStep {
     pub input: Value,
 }
 
+/// A permission's setting on one channel, as changed through a policy
+/// manager ([`Sessions::set_policy`](crate::session::Sessions::set_policy))
+/// and kept with the sessions, so the change outlives the process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyRecord {
+    /// The channel it applies on.
+    pub channel: Channel,
+    /// `tool`, `tool.action` or `tool.*`.
+    pub permission: String,
+    /// What the gate does with it.
+    pub setting: Setting,
+}
+
 /// The store failed (the database could not be read or written).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("session store: {0}")]
@@ -273,6 +288,15 @@ pub trait SessionStore: Send + Sync {
     fn create_session(&self, session: &SessionRecord) -> Result<SessionRecord, StoreError>;
     /// A session by id.
     fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// The sessions `owner` opened, oldest first: what a client lists.
+    fn sessions_of(&self, owner: &Principal) -> Result<Vec<SessionRecord>, StoreError>;
+
+    /// Keeps a policy change, replacing the setting the same channel and
+    /// permission had; applied again over the host's policy when sessions
+    /// are built on this store.
+    fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError>;
+    /// Every policy change kept, in the order they were first made.
+    fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError>;
 
     /// Creates or replaces a run.
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError>;

@@ -1,7 +1,7 @@
 //! The embedded SQLite store (feature `sqlite`): sessions survive a restart.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -9,10 +9,11 @@ use serde_json::Value;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
 use crate::session::store::{
-    ApprovalRecord, ApprovalState, PlanStep, RunRecord, RunStatus, SessionRecord, SessionStore,
-    StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, PlanStep, PolicyRecord, RunRecord, RunStatus, SessionRecord,
+    SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
 use crate::turn::Principal;
+use crate::{Channel, dispatch::Setting};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL, owner TEXT);
@@ -37,6 +38,10 @@ CREATE INDEX IF NOT EXISTS approvals_by_session ON approvals (session_id, state)
 CREATE TABLE IF NOT EXISTS plan_steps (
     session_id TEXT NOT NULL, idx INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
     input TEXT NOT NULL, PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS policy_settings (
+    channel TEXT NOT NULL, permission TEXT NOT NULL, setting TEXT NOT NULL,
+    PRIMARY KEY (channel, permission)
 );
 ";
 
@@ -73,6 +78,10 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
             .execute_batch("ALTER TABLE tool_calls ADD COLUMN card TEXT")
             .map_err(failed)?;
     }
+    // After the `owner` column exists, in a database of any age.
+    transaction
+        .execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner)")
+        .map_err(failed)?;
     transaction.commit().map_err(failed)
 }
 
@@ -88,13 +97,81 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
 /// store.put_session(&SessionRecord { id: "s1".into(), mode: Mode::Plan, owner: None }).unwrap();
 /// assert_eq!(store.session("s1").unwrap().unwrap().mode, Mode::Plan);
 /// ```
+///
+/// One process at a time: [`open`](SqliteStore::open) refuses a file
+/// another process holds open (two processes would each resume the same
+/// unfinished runs); share a PostgreSQL database between processes
+/// instead (`PgStore`). Within one process the same file may be opened
+/// again, e.g. after a restart of the sessions. A file that is not a
+/// database, or whose pages are damaged, is refused at open with what to
+/// do, never read as an empty store. A write that does not fit (a full
+/// disk, or [`max_size`](SqliteStore::max_size)) fails whole, with
+/// everything written before kept.
 #[derive(Debug)]
 pub struct SqliteStore {
     connection: Mutex<Connection>,
+    // Held while this store lives; `None` in memory.
+    _lock: Option<Arc<std::fs::File>>,
 }
 
 fn failed(error: impl std::fmt::Display) -> StoreError {
-    StoreError(error.to_string())
+    let text = error.to_string();
+    if text.contains("database or disk is full") {
+        return StoreError(format!(
+            "{text}: nothing of this write was stored, everything before it is kept; free disk space (or raise the store's `max_size`) and retry"
+        ));
+    }
+    StoreError(text)
+}
+
+/// The lock files this process holds, by path: a second store on the same
+/// file in this process shares the lock rather than being refused.
+static HELD: Mutex<Vec<(std::path::PathBuf, std::sync::Weak<std::fs::File>)>> =
+    Mutex::new(Vec::new());
+
+/// Takes the process-wide lock on the database at `path` (a `.lock` file
+/// beside it, so SQLite's own locks on the database are left alone).
+fn lock_for_this_process(path: &Path) -> Result<Arc<std::fs::File>, StoreError> {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock_path = std::path::PathBuf::from(lock_path);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|error| {
+            StoreError(format!(
+                "cannot open `{}` (its lock file `{}`): {error}",
+                path.display(),
+                lock_path.display()
+            ))
+        })?;
+    let key = lock_path.canonicalize().unwrap_or(lock_path);
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    held.retain(|(_, lock)| lock.strong_count() > 0);
+    if let Some(lock) = held
+        .iter()
+        .find(|(path, _)| *path == key)
+        .and_then(|(_, lock)| lock.upgrade())
+    {
+        return Ok(lock);
+    }
+    match file.try_lock() {
+        Ok(()) => {
+            let file = Arc::new(file);
+            held.push((key, Arc::downgrade(&file)));
+            Ok(file)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError(format!(
+            "`{}` is open in another process; a SQLite store serves one process at a time (both would resume the same runs): stop the other process, or share a PostgreSQL database between processes (`PgStore`)",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(error)) => Err(StoreError(format!(
+            "cannot lock `{}`: {error}",
+            key.display()
+        ))),
+    }
 }
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, StoreError> {
@@ -113,9 +190,38 @@ impl SqliteStore {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        let connection = Connection::open(path)
-            .map_err(|error| StoreError(format!("cannot open `{}`: {error}", path.display())))?;
-        Self::prepare(connection)
+        let lock = lock_for_this_process(path)?;
+        let damaged = |error: StoreError| {
+            StoreError(format!(
+                "cannot open `{}`: {}; if the file is damaged, restore it from a backup, or move it aside to start an empty store",
+                path.display(),
+                error.0
+            ))
+        };
+        let connection = Connection::open(path).map_err(|error| damaged(failed(error)))?;
+        let mut store = Self::prepare(connection).map_err(damaged)?;
+        store._lock = Some(lock);
+        Ok(store)
+    }
+
+    /// Caps the database at about `bytes` (rounded down to whole pages): a
+    /// write that would grow it past the cap fails, whole, with an error
+    /// saying so, and what was written before stays. For a store that must
+    /// not fill its disk, or to test a full one.
+    pub fn max_size(self, bytes: u64) -> Result<Self, StoreError> {
+        {
+            let db = self.db();
+            let page: u64 = db
+                .query_row("PRAGMA page_size", [], |row| row.get(0))
+                .map_err(failed)?;
+            db.query_row(
+                &format!("PRAGMA max_page_count = {}", (bytes / page).max(1)),
+                [],
+                |_| Ok(()),
+            )
+            .map_err(failed)?;
+        }
+        Ok(self)
     }
 
     /// A private in-memory database, e.g. for tests.
@@ -129,14 +235,28 @@ impl SqliteStore {
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
             )
             .map_err(failed)?;
+        // A damaged page is found now, not as an empty or partial answer
+        // later (the check reads every page once).
+        let check: String = connection
+            .query_row("PRAGMA quick_check(1)", [], |row| row.get(0))
+            .map_err(failed)?;
+        if check != "ok" {
+            return Err(StoreError(format!("the database is damaged ({check})")));
+        }
         connection.execute_batch(SCHEMA).map_err(failed)?;
+        // A table of its own, created when missing: a file written before
+        // stores kept records gains it, empty, the first time it is opened.
+        connection
+            .execute_batch(crate::session::store::records::SQLITE_SCHEMA)
+            .map_err(failed)?;
         migrate(&mut connection)?;
         Ok(Self {
             connection: Mutex::new(connection),
+            _lock: None,
         })
     }
 
-    fn db(&self) -> MutexGuard<'_, Connection> {
+    pub(in crate::session::store) fn db(&self) -> MutexGuard<'_, Connection> {
         self.connection
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -269,6 +389,68 @@ impl SessionStore for SqliteStore {
 
     fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         session_row(&self.db(), id)
+    }
+
+    fn sessions_of(&self, owner: &Principal) -> Result<Vec<SessionRecord>, StoreError> {
+        let db = self.db();
+        // The rowid orders them by creation: an upsert keeps the row's.
+        let mut statement = db
+            .prepare("SELECT id, mode FROM sessions WHERE owner = ?1 ORDER BY rowid")
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([owner.id()], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (id, mode) = row.map_err(failed)?;
+            Ok(SessionRecord {
+                id,
+                mode: mode.parse::<Mode>().map_err(failed)?,
+                owner: Some(owner.clone()),
+            })
+        })
+        .collect()
+    }
+
+    fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError> {
+        self.db()
+            .execute(
+                "INSERT INTO policy_settings (channel, permission, setting) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (channel, permission) DO UPDATE SET setting = excluded.setting",
+                params![
+                    record.channel.as_str(),
+                    record.permission,
+                    record.setting.as_str()
+                ],
+            )
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare("SELECT channel, permission, setting FROM policy_settings ORDER BY rowid")
+            .map_err(failed)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (channel, permission, setting) = row.map_err(failed)?;
+            Ok(PolicyRecord {
+                channel: Channel::parse(&channel).ok_or_else(|| corrupt("channel", &channel))?,
+                setting: Setting::parse(&setting).ok_or_else(|| corrupt("setting", &setting))?,
+                permission,
+            })
+        })
+        .collect()
     }
 
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {

@@ -85,3 +85,12 @@ fn a_bad_url_and_an_unreachable_server_are_clear_errors() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_postgres_store_keeps_records_apart_and_across_reconnecting() {
+    let url = fresh_database().await;
+    let store = PgStore::connect(&url).unwrap();
+    crate::records::contract(&store);
+    drop(store);
+    crate::records::contract_left(&PgStore::connect(&url).unwrap());
+}

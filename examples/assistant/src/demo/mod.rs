@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chalie_core::session::{Event, ModelRequest, Reply, Sessions};
+use chalie_core::turn::Principal;
 use chalie_core::{
     Channel, Dispatcher, RegistryError, ToolCall, Turn, contracts::Profile,
     contracts::keys as result_keys,
@@ -21,7 +22,7 @@ use serde_json::json;
 
 use crate::Profiles;
 use crate::discovery::IndexMode;
-use crate::state::Host;
+use crate::state::{Host, SAMPLE_USER};
 use narrate::{Narrated, describe, indent, mask_cursors};
 
 /// What the user asks first; discovery turns it into `weather`. Not one of
@@ -50,8 +51,9 @@ pub struct DemoRun {
     pub requests: Vec<DemoRequest>,
 }
 
-/// Runs one user message to its end, printing each event as it streams;
-/// `approve` answers a write waiting for the user.
+/// Runs one user message to its end in a session of the sample user (whose
+/// calendar and tasks the sample host holds), printing each event as it
+/// streams; `approve` answers a write waiting for the user.
 async fn converse(
     demo: &mut DemoRun,
     sessions: &Sessions,
@@ -62,6 +64,8 @@ async fn converse(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let out = &mut demo.transcript;
     writeln!(out, "user: {text}")?;
+    let user = Principal::new(SAMPLE_USER);
+    let sessions = sessions.as_principal(&user);
     let run = sessions.send(session_id, text)?;
     let mut events = run.events();
     while let Some(event) = events.next().await {

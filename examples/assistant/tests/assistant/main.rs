@@ -13,17 +13,23 @@ mod demo;
 mod index;
 mod memory;
 mod notes;
+mod playbooks;
+mod service;
 mod session;
 mod tasks;
+mod users;
 mod weather;
 mod web;
 
-use assistant::Host;
+use assistant::{Host, SAMPLE_USER};
+use chalie_core::turn::Principal;
 use chalie_testkit::Harness;
 
-/// A harness over every ability, everything allowed, with the sample host.
+/// A harness over every ability, everything allowed, with the sample host,
+/// acting as the sample user (who has the sample calendar and tasks).
 pub fn harness_with(host: Host) -> Harness {
     Harness::builder()
+        .principal(Principal::new(SAMPLE_USER))
         // These tests are about each ability's behaviour; reachability and
         // the gate are attacked in chalie-core's isolation tests.
         .pin_every_ability()

@@ -116,7 +116,7 @@ async fn with_an_embedder_recall_is_semantic() {
         .assert_success()
         .body()
         .unwrap();
-    assert_eq!(found["method"], "semantic");
+    assert_eq!(found["method"], "hybrid");
     assert_eq!(
         found["items"][0]["content"],
         "the car is due for a service in April"
@@ -153,7 +153,7 @@ async fn minilm_recalls_by_meaning_where_keywords_find_nothing() {
         }
     }
     let found: Value = semantic.call("memory", query.clone()).await.body().unwrap();
-    assert_eq!(found["method"], "semantic");
+    assert_eq!(found["method"], "hybrid");
     assert_eq!(found["items"][0]["content"], facts[0], "{found}");
     assert_eq!(
         found["count"], 1,
@@ -164,4 +164,44 @@ async fn minilm_recalls_by_meaning_where_keywords_find_nothing() {
         (missed["method"].as_str(), missed["count"].as_u64()),
         (Some("keyword"), Some(0))
     );
+}
+
+/// Memories kept before the host had an embedder are found by keywords
+/// alone; once it has one, recall embeds them and ranks by meaning and
+/// keywords together, so a memory that shares no word with the question
+/// but means it comes first.
+#[tokio::test]
+async fn recall_is_keyword_before_embeddings_exist_and_hybrid_after() {
+    let dir = chalie_index::MiniLm::default_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    );
+    let minilm =
+        chalie_index::MiniLm::load(&dir).expect("model files; run `cargo xtask fetch-model` first");
+    let meaning = "my sister's birthday is in May";
+    let words_only = "book the Borneo rainforest tour";
+    let question = json!({ "action": "recall", "query": "when was my sibling born" });
+
+    // One store, as a service keeps it across a restart with a new embedder.
+    let store = Arc::new(chalie_core::session::MemoryStore::new());
+    let clock = chalie_core::turn::Clock::parse(assistant::SAMPLE_NOW).unwrap();
+    let before = harness_with(Host::new(clock, store.clone()));
+    for fact in [meaning, words_only] {
+        before
+            .call("memory", json!({ "action": "store", "content": fact }))
+            .await
+            .assert_success();
+    }
+    let by_words: Value = before
+        .call("memory", question.clone())
+        .await
+        .body()
+        .unwrap();
+    assert_eq!(by_words["method"], "keyword", "{by_words}");
+    assert_eq!(by_words["items"][0]["content"], words_only, "{by_words}");
+    assert_eq!(by_words["count"], 1, "{by_words}");
+
+    let after = harness_with(Host::new(clock, store).with_embedder(Arc::new(minilm)));
+    let by_both: Value = after.call("memory", question).await.body().unwrap();
+    assert_eq!(by_both["method"], "hybrid", "{by_both}");
+    assert_eq!(by_both["items"][0]["content"], meaning, "{by_both}");
 }

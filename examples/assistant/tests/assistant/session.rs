@@ -1,8 +1,9 @@
 //! Whole runs through the session loop with a scripted model: the mode,
 //! the channel and the approver decide what a write does.
 
-use assistant::Host;
+use assistant::{Host, SAMPLE_USER};
 use chalie_core::session::{Mode, Reply};
+use chalie_core::turn::Principal;
 use chalie_core::{Channel, dispatch::Approval, dispatch::Policy, dispatch::Setting};
 use chalie_testkit::{Harness, ScriptedApprover};
 use serde_json::json;
@@ -21,6 +22,7 @@ fn harness_with_policy(
     // The calendar and tasks are pinned, as a host offering them on every
     // turn would; without the pin the model would have to find them first.
     Harness::builder()
+        .principal(Principal::new(SAMPLE_USER))
         .pin(["calendar", "tasks"])
         .policy(policy)
         .mode(mode)

@@ -15,6 +15,7 @@ mod listen;
 mod queries;
 mod records;
 mod schema;
+mod user_records;
 
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};

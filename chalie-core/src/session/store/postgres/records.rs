@@ -13,10 +13,11 @@ use crate::session::event::Event;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
 use crate::session::store::{
-    ApprovalRecord, ApprovalState, DecisionSink, PlanStep, RunRecord, RunStatus, SessionRecord,
-    SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, DecisionSink, PlanStep, PolicyRecord, RunRecord, RunStatus,
+    SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
 };
 use crate::turn::Principal;
+use crate::{Channel, dispatch::Setting};
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|error| StoreError(error.to_string()))
@@ -155,6 +156,47 @@ impl SessionStore for PgStore {
         .first()
         .map(session_from)
         .transpose()
+    }
+
+    fn sessions_of(&self, owner: &Principal) -> Result<Vec<SessionRecord>, StoreError> {
+        self.rows(
+            "SELECT id, mode, owner FROM sessions WHERE owner = $1 ORDER BY ord",
+            params![owner.id().to_owned()],
+        )?
+        .iter()
+        .map(session_from)
+        .collect()
+    }
+
+    fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError> {
+        self.execute(
+            "INSERT INTO policy_settings (channel, permission, setting) VALUES ($1, $2, $3)
+             ON CONFLICT (channel, permission) DO UPDATE SET setting = excluded.setting",
+            params![
+                record.channel.as_str(),
+                record.permission.clone(),
+                record.setting.as_str()
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError> {
+        self.rows(
+            "SELECT channel, permission, setting FROM policy_settings ORDER BY ord",
+            params![],
+        )?
+        .iter()
+        .map(|row| {
+            let channel: String = column(row, 0)?;
+            let setting: String = column(row, 2)?;
+            Ok(PolicyRecord {
+                channel: Channel::parse(&channel).ok_or_else(|| corrupt("channel", &channel))?,
+                permission: column(row, 1)?,
+                setting: Setting::parse(&setting).ok_or_else(|| corrupt("setting", &setting))?,
+            })
+        })
+        .collect()
     }
 
     fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {

@@ -58,6 +58,25 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE tool_calls ADD COLUMN card TEXT;
     ",
+    // 5: each principal's records (`RecordStore`), soft-deleted with a
+    // timestamp; ids are unique in a collection.
+    "
+    CREATE TABLE user_records (
+        collection TEXT NOT NULL, id BIGINT NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
+        deleted_at TIMESTAMPTZ, PRIMARY KEY (collection, id)
+    );
+    CREATE INDEX user_records_by_owner ON user_records (owner, collection, id);
+    ",
+    // 6: a principal's sessions in the order they were opened, and the
+    // policy changes made through a policy manager.
+    "
+    ALTER TABLE sessions ADD COLUMN ord BIGSERIAL;
+    CREATE INDEX sessions_by_owner ON sessions (owner, ord);
+    CREATE TABLE policy_settings (
+        channel TEXT NOT NULL, permission TEXT NOT NULL, setting TEXT NOT NULL, ord BIGSERIAL,
+        PRIMARY KEY (channel, permission)
+    );
+    ",
 ];
 
 /// The version this code brings a database to.

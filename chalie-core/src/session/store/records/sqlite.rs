@@ -1,0 +1,164 @@
+//! [`RecordStore`] for [`SqliteStore`]: one table in the sessions' file.
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+use super::{Listing, Record, RecordStore, check_collection, database_id, stored_id};
+use crate::session::store::StoreError;
+use crate::session::store::sqlite::SqliteStore;
+use crate::turn::Principal;
+
+/// The records' table; `deleted` is 0 or 1. Keyed by collection and id so
+/// ids are unique in a collection; every query also names the owner.
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS user_records (
+    collection TEXT NOT NULL, id INTEGER NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, id)
+);
+CREATE INDEX IF NOT EXISTS user_records_by_owner ON user_records (owner, collection, id);
+";
+
+fn failed(error: impl std::fmt::Display) -> StoreError {
+    StoreError(format!("SQLite: {error}"))
+}
+
+fn to_text(data: &Value) -> Result<String, StoreError> {
+    serde_json::to_string(data).map_err(failed)
+}
+
+fn record_from(id: i64, data: &str, deleted: bool) -> Result<Record, StoreError> {
+    Ok(Record {
+        id: stored_id(id)?,
+        data: serde_json::from_str(data)
+            .map_err(|error| StoreError(format!("record {id} holds invalid JSON: {error}")))?,
+        deleted,
+    })
+}
+
+impl RecordStore for SqliteStore {
+    fn insert_record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        data: &Value,
+    ) -> Result<Record, StoreError> {
+        check_collection(collection)?;
+        let text = to_text(data)?;
+        // One statement: SQLite serialises writers, so two processes
+        // sharing the file never take the same id.
+        let id: i64 = self
+            .db()
+            .query_row(
+                "INSERT INTO user_records (collection, id, owner, data)
+                 SELECT ?1, COALESCE(MAX(id), 0) + 1, ?2, ?3 FROM user_records WHERE collection = ?1
+                 RETURNING id",
+                params![collection, owner.id(), text],
+                |row| row.get(0),
+            )
+            .map_err(failed)?;
+        record_from(id, &text, false)
+    }
+
+    fn record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        id: u64,
+    ) -> Result<Option<Record>, StoreError> {
+        check_collection(collection)?;
+        let Some(id) = database_id(id) else {
+            return Ok(None);
+        };
+        let data: Option<String> = self
+            .db()
+            .query_row(
+                "SELECT data FROM user_records
+                 WHERE collection = ?1 AND id = ?2 AND owner = ?3 AND deleted = 0",
+                params![collection, id, owner.id()],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(failed)?;
+        data.map(|data| record_from(id, &data, false)).transpose()
+    }
+
+    fn update_record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        id: u64,
+        data: &Value,
+    ) -> Result<Option<Record>, StoreError> {
+        check_collection(collection)?;
+        let Some(id) = database_id(id) else {
+            return Ok(None);
+        };
+        let text = to_text(data)?;
+        let changed = self
+            .db()
+            .execute(
+                "UPDATE user_records SET data = ?4
+                 WHERE collection = ?1 AND id = ?2 AND owner = ?3 AND deleted = 0",
+                params![collection, id, owner.id(), text],
+            )
+            .map_err(failed)?;
+        if changed == 0 {
+            return Ok(None);
+        }
+        record_from(id, &text, false).map(Some)
+    }
+
+    fn delete_record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        id: u64,
+    ) -> Result<bool, StoreError> {
+        check_collection(collection)?;
+        let Some(id) = database_id(id) else {
+            return Ok(false);
+        };
+        let changed = self
+            .db()
+            .execute(
+                "UPDATE user_records SET deleted = 1
+                 WHERE collection = ?1 AND id = ?2 AND owner = ?3 AND deleted = 0",
+                params![collection, id, owner.id()],
+            )
+            .map_err(failed)?;
+        Ok(changed > 0)
+    }
+
+    fn records(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        listing: Listing,
+    ) -> Result<Vec<Record>, StoreError> {
+        check_collection(collection)?;
+        let db = self.db();
+        let mut statement = db
+            .prepare_cached(
+                "SELECT id, data, deleted FROM user_records
+                 WHERE owner = ?1 AND collection = ?2 AND (?3 OR deleted = 0) ORDER BY id",
+            )
+            .map_err(failed)?;
+        let rows = statement
+            .query_map(
+                params![owner.id(), collection, listing == Listing::WithDeleted],
+                |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, bool>(2)?,
+                    ))
+                },
+            )
+            .map_err(failed)?;
+        rows.map(|row| {
+            let (id, data, deleted) = row.map_err(failed)?;
+            record_from(id, &data, deleted)
+        })
+        .collect()
+    }
+}

@@ -1,0 +1,321 @@
+//! `assistant serve`: the assistant as a service for many users, on a real
+//! model, built only on chalie's public API. chalie-core's router serves
+//! the HTTP API under `/ai`; sessions, runs, approvals, plans and policy
+//! changes are kept in SQLite (`--db`) or PostgreSQL (`--postgres`), so a
+//! restart loses none of them.
+//!
+//! ```text
+//! assistant serve --users users.toml [--listen 127.0.0.1:8080]
+//!     (--script FILE | --model-url URL --model NAME | ANTHROPIC_API_KEY=… --model NAME)
+//!     [--db .chalie/assistant.db | --postgres URL] [--index DIR] [--no-tools]
+//! ```
+//!
+//! Users and their tokens come from `--users` ([`users`]); a user marked
+//! `admin = true` may change the policy (`PUT /ai/policy`). Every session
+//! belongs to the user who opened it: another user's session, run,
+//! approval or plan is refused with nothing run. Logs and spans go to
+//! stderr, filtered by `RUST_LOG` (`info` by default, e.g.
+//! `RUST_LOG=chalie_core=debug,info`). SIGTERM or Ctrl-C stops the
+//! service: runs stop where they are, pending approvals and plans stay in
+//! the store, and the next start resumes the runs; a write that was
+//! running is reported to the model as interrupted, never run again.
+
+pub mod script;
+pub mod users;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chalie_core::session::{
+    AnthropicModel, Model, OpenAiModel, PgStore, RecordStore, SessionStore, Sessions, SqliteStore,
+    router,
+};
+use chalie_core::{Dispatcher, contracts::ChalieConfig};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use crate::Profiles;
+use crate::demo::{DemoPaths, prepare};
+use crate::discovery::IndexMode;
+
+/// Where the API is mounted; the console is served at `/`.
+pub const API_PREFIX: &str = "/ai";
+
+/// The one message for a service started without a model.
+pub const NO_MODEL: &str = "no model to talk to: pass --script FILE (a scripted model, for demos and tests), \
+--model-url URL --model NAME (an OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama; or set OPENAI_BASE_URL), \
+or set ANTHROPIC_API_KEY with --model NAME (Anthropic)";
+
+/// The `serve` command's arguments.
+pub fn command() -> Command {
+    Command::new("serve")
+        .about("Serve the assistant's HTTP API to the users of --users, on a real model")
+        .arg(
+            Arg::new("listen")
+                .long("listen")
+                .value_name("ADDR")
+                .default_value("127.0.0.1:8080")
+                .value_parser(clap::value_parser!(SocketAddr))
+                .help("Address to listen on (port 0: any free port, printed at start)"),
+        )
+        .arg(
+            Arg::new("users")
+                .long("users")
+                .value_name("FILE")
+                .required(true)
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("TOML file of [[users]] with name, token and optionally admin = true"),
+        )
+        .arg(
+            Arg::new("script")
+                .long("script")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("Play a scripted model from a JSON array of replies"),
+        )
+        .arg(
+            Arg::new("model-url")
+                .long("model-url")
+                .value_name("URL")
+                .env("OPENAI_BASE_URL")
+                .help("An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (key: OPENAI_API_KEY)"),
+        )
+        .arg(
+            Arg::new("model")
+                .long("model")
+                .value_name("NAME")
+                .help("The model's name at the endpoint, e.g. llama3.2"),
+        )
+        .arg(
+            Arg::new("anthropic-url")
+                .long("anthropic-url")
+                .value_name("URL")
+                .default_value("https://api.anthropic.com")
+                .help("The Anthropic API's base URL (with ANTHROPIC_API_KEY)"),
+        )
+        .arg(
+            Arg::new("no-tools")
+                .long("no-tools")
+                .action(ArgAction::SetTrue)
+                .help("The model cannot call tools: runs are conversational"),
+        )
+        .arg(
+            Arg::new("db")
+                .long("db")
+                .value_name("PATH")
+                .default_value(".chalie/assistant.db")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("The SQLite database sessions, approvals, plans and policy changes live in"),
+        )
+        .arg(
+            Arg::new("postgres")
+                .long("postgres")
+                .value_name("URL")
+                .conflicts_with("db")
+                .help("Keep them in PostgreSQL instead, e.g. postgres://user@host/db"),
+        )
+        .arg(
+            Arg::new("index")
+                .long("index")
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("The discovery index `cargo xtask index` built (default .chalie/index)"),
+        )
+}
+
+/// The model the arguments and environment name; [`NO_MODEL`] without one.
+fn model(args: &ArgMatches) -> Result<Arc<dyn Model>, String> {
+    let no_tools = args.get_flag("no-tools");
+    let name = || {
+        args.get_one::<String>("model")
+            .cloned()
+            .ok_or_else(|| "--model NAME is needed to say which model the endpoint serves, e.g. --model llama3.2".to_owned())
+    };
+    if let Some(path) = args.get_one::<PathBuf>("script") {
+        let model = script::load(path)?;
+        return Ok(Arc::new(if no_tools {
+            model.without_tools()
+        } else {
+            model
+        }));
+    }
+    if let Some(url) = args.get_one::<String>("model-url") {
+        let mut model = OpenAiModel::new(url, &name()?);
+        if let Ok(key) = std::env::var("OPENAI_API_KEY") {
+            model = model.api_key(key);
+        }
+        return Ok(Arc::new(if no_tools {
+            model.without_tools()
+        } else {
+            model
+        }));
+    }
+    if let Ok(key) = std::env::var("ANTHROPIC_API_KEY") {
+        let url = args
+            .get_one::<String>("anthropic-url")
+            .map_or("https://api.anthropic.com", String::as_str);
+        let model = AnthropicModel::new(url, &name()?).api_key(key);
+        return Ok(Arc::new(if no_tools {
+            model.without_tools()
+        } else {
+            model
+        }));
+    }
+    Err(NO_MODEL.to_owned())
+}
+
+/// The database the arguments name (its folder created if needed), as the
+/// sessions' store and as the store of each user's data: one database.
+fn store(args: &ArgMatches) -> Result<(Arc<dyn SessionStore>, Arc<dyn RecordStore>), String> {
+    if let Some(url) = args.get_one::<String>("postgres") {
+        let store =
+            Arc::new(PgStore::connect(url).map_err(|error| format!("--postgres: {error}"))?);
+        return Ok((store.clone(), store));
+    }
+    let path = args
+        .get_one::<PathBuf>("db")
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from(".chalie/assistant.db"));
+    if let Some(folder) = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(folder)
+            .map_err(|error| format!("cannot create `{}`: {error}", folder.display()))?;
+    }
+    let store = Arc::new(SqliteStore::open(&path).map_err(|error| format!("--db: {error}"))?);
+    Ok((store.clone(), store))
+}
+
+/// Logs and spans to stderr, filtered by `RUST_LOG` (`info` without it).
+fn init_logs() -> Result<(), String> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter: tracing_subscriber::filter::Targets = std::env::var("RUST_LOG")
+        .unwrap_or_else(|_| "info".to_owned())
+        .parse()
+        .map_err(|error| {
+            format!("RUST_LOG: {error}; e.g. RUST_LOG=info or RUST_LOG=chalie_core=debug,info")
+        })?;
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
+        )
+        .with(filter)
+        .try_init()
+        .map_err(|error| format!("cannot install the log subscriber: {error}"))
+}
+
+/// Resolves when the process is asked to stop: SIGTERM or Ctrl-C.
+async fn stop_requested() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}
+
+/// Runs the service until SIGTERM or Ctrl-C; `root` is the workspace,
+/// where the embedding model and the default index are.
+pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
+    init_logs()?;
+    let model = model(args)?;
+    let tokens = users::load(
+        args.get_one::<PathBuf>("users")
+            .ok_or("--users FILE is required")?,
+    )?;
+    let (store, records) = store(args)?;
+
+    let registry = chalie_core::registry().map_err(|error| error.to_string())?;
+    let config = ChalieConfig::load(&crate::config_path()).map_err(|error| error.to_string())?;
+    let profiles = Profiles::select(&config, registry, &[]).map_err(|error| error.to_string())?;
+    let model_dir = chalie_index::MiniLm::default_dir(root);
+    let index_dir = args
+        .get_one::<PathBuf>("index")
+        .cloned()
+        .unwrap_or_else(|| chalie_index::default_index_dir(root));
+    let host = prepare(&DemoPaths {
+        model_dir: &model_dir,
+        index_dir: &index_dir,
+        mode: IndexMode::Prebuilt,
+        external: &[],
+        profile: &profiles.everyday,
+    })
+    .map_err(|error| error.to_string())?
+    // Each user's memory, tasks and calendar beside their sessions, on
+    // the system's clock (the demo's host fixes both).
+    .with_records(records);
+    let host = crate::Host {
+        clock: chalie_core::turn::Clock::system(),
+        ..host
+    };
+    let dispatcher = Arc::new(
+        host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
+            .build(),
+    );
+    let sessions = Sessions::builder(dispatcher, model)
+        .store(store)
+        .pinned(crate::pinned(&profiles.everyday, registry))
+        .build();
+    // Runs a stop interrupted: a pending approval is asked again (or, if
+    // answered meanwhile, applied); a write that was running is reported
+    // as interrupted, not run again.
+    let resumed = sessions.resume().map_err(|error| error.to_string())?;
+    if !resumed.is_empty() {
+        tracing::info!(runs = resumed.len(), "resumed the runs a stop interrupted");
+    }
+
+    let app = axum::Router::new().nest(API_PREFIX, router(sessions.clone(), tokens));
+    let listen = args
+        .get_one::<SocketAddr>("listen")
+        .copied()
+        .ok_or("--listen ADDR is required")?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| format!("cannot read the listening address: {error}"))?;
+    // The one line on stdout: where to point a client (tests read it).
+    println!("listening on http://{address}{API_PREFIX}");
+    tracing::info!(%address, "serving the assistant's API under {API_PREFIX}");
+
+    let stopping = sessions.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stop_requested().await;
+        tracing::info!("stopping: runs stop where they are, approvals and plans stay stored");
+        // Ends every run's event stream, so open SSE connections close
+        // and the server can drain.
+        stopping.shutdown();
+    });
+    let served = server.into_future();
+    tokio::pin!(served);
+    tokio::select! {
+        result = &mut served => result.map_err(|error| format!("the server failed: {error}")),
+        // A client that keeps a connection open does not hold the stop up
+        // for more than a few seconds.
+        () = async {
+            stop_requested().await;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        } => {
+            tracing::warn!("connections still open 5 s after the stop; closing them");
+            Ok(())
+        }
+    }
+}
