@@ -6,8 +6,21 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::call::{Dispatched, Recorded, Refusal};
+use super::limits::RateLimit;
 use crate::turn::{Name, Timing, TrailEntry, permission};
-use crate::{ToolResult, Turn, envelope::render_envelope, turn::CallStatus, turn::GateDecision};
+use crate::{
+    Effect, ToolResult, Turn, envelope::render_envelope, turn::CallStatus, turn::GateDecision,
+};
+
+/// What the called tool declares that the later steps read: the gate its
+/// effect and whether it is internal, the admission its own rate limit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Declared {
+    pub(crate) effect: Effect,
+    pub(crate) internal: bool,
+    /// The ability's name and its `#[ability(rate_limit = ...)]`.
+    pub(crate) rate_limit: Option<(&'static str, RateLimit)>,
+}
 
 /// What is known about a call so far, for its record.
 #[derive(Debug, Clone)]

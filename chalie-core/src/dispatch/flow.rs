@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::call::{Dispatched, Recorded, Refusal, ToolCall};
-use super::call_state::CallState;
+use super::call_state::{CallState, Declared};
 use super::execute::Prepared;
 use super::gate::Gate;
 use super::resolve::{Target, resolve};
@@ -125,7 +125,7 @@ impl Dispatcher {
                 return state.refuse(turn, Refusal::InvalidArguments, problems.into_tool_result());
             }
         };
-        let (prepared, effect, internal, declared_limit) = match target {
+        let (prepared, declared) = match target {
             Target::Ability(_, entry) => {
                 state.registered = Some(entry.name());
                 match check_action(entry.spec(), &arguments) {
@@ -147,12 +147,15 @@ impl Dispatcher {
                             }
                             state.derived = Some(derived);
                         }
-                        (
-                            Prepared::Ability(call.future),
-                            entry.spec().effect(),
-                            entry.spec().internal(),
-                            entry.spec().rate_limit().map(|limit| (entry.name(), limit)),
-                        )
+                        let declared = Declared {
+                            effect: entry.spec().effect(),
+                            internal: entry.spec().internal(),
+                            rate_limit: entry
+                                .spec()
+                                .rate_limit()
+                                .map(|limit| (entry.name(), limit)),
+                        };
+                        (Prepared::Ability(call.future), declared)
                     }
                     Ok(Err(problems)) => {
                         let result = problems.into_tool_result();
@@ -164,8 +167,12 @@ impl Dispatcher {
             Target::External(proxy, tool) => {
                 match errors::unless_panicked(&state.tool, || proxy.validate(&tool, &arguments)) {
                     Ok(Ok(())) => {
-                        let effect = tool.effect;
-                        (Prepared::External(proxy, tool), effect, false, None)
+                        let declared = Declared {
+                            effect: tool.effect,
+                            internal: false,
+                            rate_limit: None,
+                        };
+                        (Prepared::External(proxy, tool), declared)
                     }
                     Ok(Err(problems)) => {
                         let result = problems.into_tool_result();
@@ -177,7 +184,7 @@ impl Dispatcher {
         };
 
         // Admit: the tags the tool requires, then its rate limits.
-        if let Err((why, result)) = self.admit(turn, &state.tool, declared_limit) {
+        if let Err((why, result)) = self.admit(turn, &state.tool, declared.rate_limit) {
             return state.refuse(turn, why, result);
         }
 
@@ -186,8 +193,7 @@ impl Dispatcher {
             turn,
             hook,
             &state,
-            effect,
-            internal,
+            declared,
             framework.summary.as_deref(),
             &arguments,
         );
@@ -216,6 +222,9 @@ impl Dispatcher {
         {
             call_turn().report_progress(summary);
         }
+        let Declared {
+            effect, internal, ..
+        } = declared;
         let reuse = match effect {
             Effect::Read if !turn.reuses_reads() => None,
             Effect::Read => {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::approver::{Approval, ApprovalRequest};
 use super::call::Refusal;
-use super::call_state::CallState;
+use super::call_state::{CallState, Declared};
 use super::errors;
 use super::hook::{ApproverGate, GateHook, HookError};
 use super::mode::Mode;
@@ -72,8 +72,9 @@ impl Dispatcher {
         turn: &'a Turn,
         hook: Option<&'a dyn GateHook>,
         state: &CallState<'_>,
-        effect: Effect,
-        internal: bool,
+        Declared {
+            effect, internal, ..
+        }: Declared,
         summary: Option<&str>,
         arguments: &Value,
     ) -> Result<Gate, Asking<'a>> {
