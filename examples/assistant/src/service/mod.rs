@@ -29,8 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chalie_core::session::{
-    AnthropicModel, Model, OpenAiModel, PgStore, RecordStore, SessionStore, Sessions, SqliteStore,
-    router,
+    AnthropicModel, CountTokens, Discover, DiscoveryReport, Model, OpenAiModel, PgStore,
+    RecordStore, SessionStore, Sessions, SqliteStore, ToolsApi, console, router,
 };
 use chalie_core::{Dispatcher, contracts::ChalieConfig};
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -265,6 +265,7 @@ pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
         clock: chalie_core::turn::Clock::system(),
         ..host
     };
+    let host_discovery = host.discovery.clone();
     let dispatcher = Arc::new(
         host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
             .build(),
@@ -281,7 +282,18 @@ pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
         tracing::info!(runs = resumed.len(), "resumed the runs a stop interrupted");
     }
 
-    let app = axum::Router::new().nest(API_PREFIX, router(sessions.clone(), tokens));
+    // The console's Tools view: every ability as each provider receives
+    // it, counted as `cargo xtask tokens` counts, and the discovery
+    // playground over the index `find_tools` searches.
+    let mut tools = ToolsApi::new(registry.clone()).tokens(O200k(
+        tiktoken_rs::o200k_base().map_err(|error| format!("the o200k_base encoding: {error}"))?,
+    ));
+    if let Some(discovery) = &host_discovery {
+        tools = tools.discovery(SharedDiscovery(Arc::clone(discovery)));
+    }
+    let api = router(sessions.clone(), tokens.clone()).merge(tools.router(tokens));
+    // The console at `/`, the API it calls under `/ai`.
+    let app = axum::Router::new().nest(API_PREFIX, api).merge(console());
     let listen = args
         .get_one::<SocketAddr>("listen")
         .copied()
@@ -317,5 +329,26 @@ pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
             tracing::warn!("connections still open 5 s after the stop; closing them");
             Ok(())
         }
+    }
+}
+
+/// Counts tokens as `cargo xtask tokens` does (OpenAI's o200k_base).
+struct O200k(tiktoken_rs::CoreBPE);
+
+impl CountTokens for O200k {
+    fn count(&self, text: &str) -> usize {
+        self.0.encode_ordinary(text).len()
+    }
+    fn encoding(&self) -> &str {
+        "o200k_base"
+    }
+}
+
+/// The host's discovery, shared with the dispatcher, as the playground's.
+struct SharedDiscovery(Arc<chalie_index::Discovery>);
+
+impl Discover for SharedDiscovery {
+    fn discover(&self, query: &str) -> Result<DiscoveryReport, String> {
+        self.0.discover(query)
     }
 }

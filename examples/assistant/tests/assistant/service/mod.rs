@@ -2,6 +2,7 @@
 //! binary this package builds, started on a free port with a users file,
 //! a database and a model, and read with reqwest and an SSE reader.
 
+mod console;
 mod fake_model;
 mod models;
 mod owners;
