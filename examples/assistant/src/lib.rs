@@ -1,4 +1,4 @@
-//! chalie's example assistant: thirteen abilities over weather, memory,
+//! chalie's example assistant: fourteen abilities over weather, memory,
 //! a calendar, tasks, a notes folder and a web search fixture, plus
 //! chalie-index's `find_tools` and `find_skills` over an index of them
 //! and three skill playbooks, with the host state they share.

@@ -1,6 +1,7 @@
-//! Memory: store facts, preferences and corrections for the turn's user,
-//! and recall them by topic or place: by keywords and, once the host gave
-//! an embedder, by meaning too (hybrid).
+//! Memory: store facts for the turn's user and recall them by topic or
+//! place: by keywords and, once the host gave an embedder, by meaning too
+//! (hybrid). Preferences and corrections are stored by
+//! [`preference`](crate::preferences::preference) into the same memory.
 
 use chalie_core::turn::Principal;
 use chalie_core::{Params, ToolResult, Turn, ability, contracts::TopK, contracts::list_body};
@@ -33,21 +34,18 @@ pub struct MemoryParams {
     pub id: Option<u32>,
     /// Most memories to recall, 1 to 50; default 10.
     pub top_k: TopK,
-    /// `store`: `fact` (default), `preference` or `correction`; the last two come back with the playbooks they fit.
-    pub kind: Option<String>,
-    /// `store`: the playbook a preference is for, e.g. `plan_a_trip`.
-    pub skill: Option<String>,
 }
 
 /// Stores facts the user asks to remember and recalls them by topic or by
 /// place. Use `recall` before answering about their own life or plans,
 /// `forget` when they take something back.
 // 1.1.0: the lock's first `memory` (1.0.0) had no `forget`, `id` or `top_k`;
-// 1.1.1: shorter field descriptions; 1.2.0: `kind` and `skill`, for
-// preferences and corrections.
+// 1.1.1: shorter field descriptions; 1.2.0: `kind` and `skill`; 2.0.0: those
+// two moved to their own ability (`preference`), found when needed, since
+// `memory` is offered on every turn and every token of it is paid each time.
 #[ability(
     internal,
-    version = "1.2.0",
+    version = "2.0.0",
     toolset = "memory",
     actions(store = [content], recall = [], forget = [id]),
     examples = [
@@ -76,27 +74,38 @@ pub async fn memory(params: MemoryParams, turn: &Turn) -> ToolResult {
 }
 
 fn store_fact(store: &Memory, owner: &Principal, params: MemoryParams, turn: &Turn) -> ToolResult {
-    let content = params.content.unwrap_or_default().trim().to_owned();
+    let content = params.content.unwrap_or_default();
+    let location = params.location.filter(|place| !place.trim().is_empty());
+    remember(
+        store,
+        owner,
+        &content,
+        location,
+        MemoryKind::Fact,
+        None,
+        turn,
+    )
+}
+
+/// Keeps `content` in the user's memory as `kind` (embedded when the host
+/// has an embedder): the one way `memory` and `preference` store.
+pub(crate) fn remember(
+    store: &Memory,
+    owner: &Principal,
+    content: &str,
+    location: Option<String>,
+    kind: MemoryKind,
+    skill: Option<String>,
+    turn: &Turn,
+) -> ToolResult {
+    let content = content.trim().to_owned();
     if content.is_empty() {
         return ToolResult::error(
             "empty-content",
             "there is nothing to remember: `content` is empty",
-            "pass the fact to remember as content, in the user's words",
+            "pass what to remember as content, in the user's words",
         );
     }
-    let kind = match params.kind.as_deref().map(str::trim) {
-        None | Some("") | Some("fact") => MemoryKind::Fact,
-        Some("preference") => MemoryKind::Preference,
-        Some("correction") => MemoryKind::Correction,
-        Some(other) => {
-            return ToolResult::error(
-                "invalid-kind",
-                format!("`kind` is `{other}`, not a kind of memory"),
-                "pass kind as fact, preference or correction",
-            )
-            .with_valid_values(["fact", "preference", "correction"]);
-        }
-    };
     let vector = store.embedder.as_ref().and_then(|embedder| {
         turn.report_progress("embedding the memory");
         embedder
@@ -107,9 +116,9 @@ fn store_fact(store: &Memory, owner: &Principal, params: MemoryParams, turn: &Tu
     let item = MemoryItem {
         id: 0,
         content,
-        location: params.location.filter(|place| !place.trim().is_empty()),
+        location,
         kind,
-        skill: params.skill.filter(|skill| !skill.trim().is_empty()),
+        skill: skill.filter(|skill| !skill.trim().is_empty()),
         stored_at: turn.now(),
         vector,
     };

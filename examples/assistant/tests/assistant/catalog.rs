@@ -5,7 +5,7 @@ use serde_json::json;
 use crate::{harness, harness_with};
 
 #[test]
-fn the_catalog_has_fifteen_abilities_with_clean_descriptions() {
+fn the_catalog_has_sixteen_abilities_with_clean_descriptions() {
     let registry = chalie_core::registry().expect("unique names");
     let names: Vec<&str> = registry.iter().map(|entry| entry.name()).collect();
     assert_eq!(
@@ -20,6 +20,7 @@ fn the_catalog_has_fifteen_abilities_with_clean_descriptions() {
             "note_outline",
             "note_read",
             "note_search",
+            "preference",
             "scratchpad",
             "task_list",
             "tasks",
@@ -40,7 +41,7 @@ fn effects_are_declared_truthfully() {
         .filter(|entry| entry.spec().effect() == chalie_core::Effect::Write)
         .map(|entry| entry.name())
         .collect();
-    assert_eq!(writes, ["calendar_edit", "memory", "tasks"]);
+    assert_eq!(writes, ["calendar_edit", "memory", "preference", "tasks"]);
 }
 
 #[test]
@@ -112,7 +113,7 @@ async fn smoke_over_the_whole_catalog() {
     // find_tools and find_skills need an index, scratchpad a cursor:
     // their schema-built calls must still give a clean envelope.
     report.assert_clean();
-    assert_eq!(report.checked, 15);
+    assert_eq!(report.checked, 16);
 }
 
 #[tokio::test]

@@ -61,19 +61,27 @@ async fn find_skills_returns_each_users_own_preferences_with_the_playbook_they_f
 
     for stored in [
         // Matched by its words: the trip playbook puts flights in the calendar.
-        json!({ "action": "store", "kind": "preference",
-                "content": "I always want a window seat on flights" }),
+        (
+            "preference",
+            json!({ "content": "I always want a window seat on flights" }),
+        ),
         // Matched by the playbook the user named.
-        json!({ "action": "store", "kind": "correction", "skill": "weekly_review",
+        (
+            "preference",
+            json!({ "kind": "correction", "skill": "weekly_review",
                 "content": "no: go through overdue tasks before the calendar" }),
+        ),
         // A fact is remembered, never a rule.
-        json!({ "action": "store", "content": "my flights to Rome leave on Thursday" }),
+        (
+            "memory",
+            json!({ "action": "store", "content": "my flights to Rome leave on Thursday" }),
+        ),
     ] {
-        alice.call("memory", stored).await.assert_success();
+        alice.call(stored.0, stored.1).await.assert_success();
     }
     bob.call(
-        "memory",
-        json!({ "action": "store", "kind": "preference", "content": "book trains, not flights" }),
+        "preference",
+        json!({ "content": "book trains, not flights" }),
     )
     .await
     .assert_success();
@@ -97,10 +105,7 @@ async fn find_skills_returns_each_users_own_preferences_with_the_playbook_they_f
 
     // An unknown kind is refused with the valid ones.
     alice
-        .call(
-            "memory",
-            json!({ "action": "store", "kind": "rule", "content": "x" }),
-        )
+        .call("preference", json!({ "kind": "rule", "content": "x" }))
         .await
         .assert_error("invalid-kind");
 }
