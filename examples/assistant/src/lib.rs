@@ -33,6 +33,7 @@ pub mod discovery;
 pub mod memory;
 pub mod notes;
 #[cfg(feature = "discovery")]
+mod playbook_rules;
 mod preferences;
 pub mod scratchpad;
 #[cfg(feature = "discovery")]
@@ -56,7 +57,7 @@ use chalie_core::{
 pub use discovery::IndexMode;
 pub use discovery::{descriptors, skills};
 #[cfg(feature = "discovery")]
-pub use preferences::PlaybookRules;
+pub use playbook_rules::PlaybookRules;
 pub use state::{Host, NotesFolder, SAMPLE_NOW, SAMPLE_USER, Scratch};
 pub use userdata::{Calendar, Event, Memory, MemoryItem, MemoryKind, Task, TaskState, Tasks};
 

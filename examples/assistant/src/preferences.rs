@@ -1,17 +1,13 @@
-//! Personalised playbooks: the preferences a user stated and the
-//! corrections they made, kept by [`preference()`] in the user's memory
-//! and returned by `find_skills` with each playbook they apply to,
-//! through chalie-index's [`SkillRules`] seam.
-
-use std::collections::HashMap;
-use std::sync::Arc;
+//! The preferences a user stated and the corrections they made, kept by
+//! [`preference()`] in the user's memory. `find_skills` returns them with
+//! each playbook they apply to ([`PlaybookRules`](crate::PlaybookRules),
+//! which needs the discovery index and so its feature); the ability is
+//! linked without it, so the published contracts are the same either way.
 
 use chalie_core::{Params, ToolResult, Turn, ability};
-use chalie_index::SkillRules;
 
 use crate::memory::remember;
-use crate::text::words;
-use crate::userdata::{Memory, MemoryItem, MemoryKind, owner};
+use crate::userdata::{Memory, MemoryKind, owner};
 
 /// Parameters of [`preference()`].
 #[derive(Params)]
@@ -70,89 +66,4 @@ pub async fn preference(params: PreferenceParams, turn: &Turn) -> ToolResult {
         params.skill,
         turn,
     )
-}
-
-/// The rules of each playbook for the turn's user: a preference or
-/// correction applies to a playbook when it names it (`skill`), or, naming
-/// none, when it shares a content word with the playbook's name, summary
-/// or example requests ("window seats on flights" and the trip playbook's
-/// "put flights and bookings in the calendar").
-pub struct PlaybookRules {
-    memory: Arc<Memory>,
-    /// Each shipped playbook's content words, by name.
-    topics: HashMap<String, Vec<String>>,
-}
-
-impl PlaybookRules {
-    /// Rules read from `memory`, matched to the shipped playbooks
-    /// ([`skills`](crate::skills)).
-    pub fn new(memory: Arc<Memory>) -> Self {
-        let topics = crate::skills()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|skill| {
-                let text = format!(
-                    "{} {} {}",
-                    skill.name.replace('_', " "),
-                    skill.summary,
-                    skill.examples.join(" ")
-                );
-                (skill.name, topic_words(&text))
-            })
-            .collect();
-        Self { memory, topics }
-    }
-
-    fn applies(&self, item: &MemoryItem, skill: &str) -> bool {
-        if let Some(named) = &item.skill {
-            return named.trim().eq_ignore_ascii_case(skill);
-        }
-        let Some(topic) = self.topics.get(skill) else {
-            return false;
-        };
-        topic_words(&item.content)
-            .iter()
-            .any(|word| topic.iter().any(|known| shares_stem(known, word)))
-    }
-}
-
-/// Word stems that say nothing of a task: every preference and every
-/// playbook uses them ("I always want…", "Use it when the user wants…").
-const GENERIC: [&str; 14] = [
-    "always", "never", "want", "prefer", "like", "please", "help", "make", "sure", "user", "use",
-    "playbook", "when", "get",
-];
-
-/// The words of `text` that can tie a preference to a playbook.
-fn topic_words(text: &str) -> Vec<String> {
-    words(text)
-        .into_iter()
-        .filter(|word| !GENERIC.iter().any(|stem| word.starts_with(stem)))
-        .collect()
-}
-
-/// A word of the playbook and one of the preference match when one starts
-/// with the other (`hotel`, `hotels`) or both start with the same four
-/// letters (`booking`, `booked`).
-fn shares_stem(a: &str, b: &str) -> bool {
-    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    common >= 4 || a.starts_with(b) || b.starts_with(a)
-}
-
-impl SkillRules for PlaybookRules {
-    fn rules(&self, skill: &str, turn: &Turn) -> Vec<String> {
-        // A turn for nobody has no preferences; a store that fails costs
-        // the personalisation, not the playbook.
-        let Some(owner) = turn.principal() else {
-            return Vec::new();
-        };
-        let Ok(items) = self.memory.items(owner) else {
-            return Vec::new();
-        };
-        items
-            .into_iter()
-            .filter(|item| item.kind.is_rule() && self.applies(item, skill))
-            .map(|item| item.content)
-            .collect()
-    }
 }

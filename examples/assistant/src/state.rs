@@ -224,12 +224,9 @@ impl Host {
         if let Some(discovery) = &self.discovery {
             // The rules read the memory installed beside them, whichever
             // store and embedder the host ended up with.
-            let personal =
-                (**discovery)
-                    .clone()
-                    .with_skill_rules(crate::preferences::PlaybookRules::new(Arc::clone(
-                        &self.memory,
-                    )));
+            let personal = (**discovery)
+                .clone()
+                .with_skill_rules(crate::PlaybookRules::new(Arc::clone(&self.memory)));
             return builder.extension(personal);
         }
         builder

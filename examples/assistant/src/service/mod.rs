@@ -165,9 +165,12 @@ fn model(args: &ArgMatches) -> Result<Arc<dyn Model>, String> {
     Err(NO_MODEL.to_owned())
 }
 
-/// The database the arguments name (its folder created if needed), as the
-/// sessions' store and as the store of each user's data: one database.
-fn store(args: &ArgMatches) -> Result<(Arc<dyn SessionStore>, Arc<dyn RecordStore>), String> {
+/// One database seen as the sessions' store and as the store of each
+/// user's data.
+type Database = (Arc<dyn SessionStore>, Arc<dyn RecordStore>);
+
+/// The database the arguments name (its folder created if needed).
+fn store(args: &ArgMatches) -> Result<Database, String> {
     if let Some(url) = args.get_one::<String>("postgres") {
         let store =
             Arc::new(PgStore::connect(url).map_err(|error| format!("--postgres: {error}"))?);
