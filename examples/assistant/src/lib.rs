@@ -34,7 +34,7 @@ pub mod memory;
 pub mod notes;
 #[cfg(feature = "discovery")]
 mod playbook_rules;
-mod preferences;
+pub mod preferences;
 pub mod scratchpad;
 #[cfg(feature = "discovery")]
 pub mod service;

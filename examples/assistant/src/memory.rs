@@ -1,7 +1,7 @@
 //! Memory: store facts for the turn's user and recall them by topic or
 //! place: by keywords and, once the host gave an embedder, by meaning too
 //! (hybrid). Preferences and corrections are stored by
-//! [`preference`](crate::preferences::preference) into the same memory.
+//! [`preference`](crate::preferences::preference()) into the same memory.
 
 use chalie_core::turn::Principal;
 use chalie_core::{Params, ToolResult, Turn, ability, contracts::TopK, contracts::list_body};

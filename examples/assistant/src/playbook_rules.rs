@@ -1,5 +1,5 @@
 //! Personalised playbooks: the preferences and corrections a user kept
-//! through [`preference()`](crate::preferences::preference), returned by
+//! through [`preference()`](crate::preferences::preference()), returned by
 //! `find_skills` with each playbook they apply to, through chalie-index's
 //! [`SkillRules`] seam.
 
