@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 
 use crate::abilities::cancelled;
 use crate::python::{python, script};
-use crate::{dispatcher, text};
+use crate::{dispatcher, dispatcher_with, policy, text};
+use chalie_core::Channel;
+use chalie_core::dispatch::Setting;
 
 /// A client whose user answers every approval question the same way.
 #[derive(Clone)]
@@ -203,6 +205,33 @@ async fn an_allowed_or_denied_call_asks_nobody() {
         .unwrap();
     assert_eq!(read.is_error, Some(false));
     assert!(user.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_the_policy_denies_is_never_asked_about() {
+    // `deny` as written on the external channel, not an `ask` that reads
+    // as deny there: a client that can ask its user does not turn it back.
+    let dispatcher = dispatcher_with(&[], |builder| {
+        let mut denied = policy();
+        denied
+            .set(Channel::External, "cancel_order", Setting::Deny)
+            .unwrap();
+        builder.policy(denied)
+    });
+    let trail = ActionTrail::default();
+    let server = McpServer::builder(dispatcher)
+        .exposure(Exposure::Full)
+        .trail(trail.clone())
+        .build()
+        .unwrap();
+    let user = User::new(true, true);
+    let client = connect(&server, user.clone()).await;
+    let done = client.call_tool(cancel("DENY-1")).await.unwrap();
+    assert_eq!(done.is_error, Some(true));
+    assert_eq!(code(&text(&done)).as_deref(), Some("permission-denied"));
+    assert!(user.asked.lock().unwrap().is_empty());
+    assert_eq!(cancelled("DENY-1"), 0);
+    assert_eq!(trail.snapshot()[0].decision, GateDecision::Denied);
 }
 
 #[tokio::test]
