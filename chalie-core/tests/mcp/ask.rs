@@ -79,6 +79,16 @@ fn server(trail: &ActionTrail) -> McpServer {
         .unwrap()
 }
 
+/// The user's yes, as a client sends it back.
+fn yes() -> InputResponses {
+    let mut yes = InputResponses::new();
+    yes.insert(
+        APPROVAL_INPUT.to_owned(),
+        json!({ "action": "accept", "content": { "approve": true } }),
+    );
+    yes
+}
+
 /// Connects `user` on protocol 2026-07-28 (`server/discover`, capabilities
 /// on every request), the first with input-required results.
 async fn connect(server: &McpServer, user: User) -> RunningService<RoleClient, User> {
@@ -232,6 +242,76 @@ async fn a_tool_the_policy_denies_is_never_asked_about() {
     assert!(user.asked.lock().unwrap().is_empty());
     assert_eq!(cancelled("DENY-1"), 0);
     assert_eq!(trail.snapshot()[0].decision, GateDecision::Denied);
+}
+
+#[tokio::test]
+async fn a_question_is_answered_only_on_the_connection_asked() {
+    let trail = ActionTrail::default();
+    let server = server(&trail);
+    let a = connect(&server, User::new(true, true)).await;
+    let b = connect(&server, User::new(true, true)).await;
+    let CallToolResponse::InputRequired(question) =
+        a.peer().call_tool_once(cancel("OWN-1")).await.unwrap()
+    else {
+        panic!("expected an input-required result")
+    };
+    let state = question.request_state.unwrap();
+    // Another connection holding A's state, or one next to it, learns
+    // nothing and uses nothing up.
+    // `chalie-approval-<number>-<secret>`: the number next to it, or the
+    // secret off by one digit.
+    let (head, secret) = state.rsplit_once('-').unwrap();
+    let (prefix, number) = head.rsplit_once('-').unwrap();
+    let number = u64::from_str_radix(number, 16).unwrap();
+    let counter = |number: u64| format!("{prefix}-{number:x}-{secret}");
+    let (kept, last) = secret.split_at(secret.len() - 1);
+    let digit = (u32::from_str_radix(last, 16).unwrap() + 1) % 16;
+    let off_by_one = format!("{head}-{kept}{digit:x}");
+    for (order, sent) in [
+        ("OWN-1", state.clone()),
+        ("OWN-2", state.clone()),
+        ("OWN-1", counter(number + 1)),
+        ("OWN-1", counter(number.wrapping_sub(1))),
+        ("OWN-1", off_by_one.clone()),
+    ] {
+        let stolen = b
+            .peer()
+            .call_tool_once(
+                cancel(order)
+                    .with_request_state(sent)
+                    .with_input_responses(yes()),
+            )
+            .await;
+        let Err(error) = stolen else {
+            panic!("another connection's answer was taken: {stolen:?}")
+        };
+        assert!(format!("{error:?}").contains("unknown"), "{error:?}");
+    }
+    // Nor does a guess on A's own connection use A's question up.
+    let guessed = a
+        .peer()
+        .call_tool_once(
+            cancel("OWN-1")
+                .with_request_state(off_by_one)
+                .with_input_responses(yes()),
+        )
+        .await;
+    assert!(guessed.is_err(), "{guessed:?}");
+    assert_eq!(cancelled("OWN-1") + cancelled("OWN-2"), 0);
+    // A's own retry still runs the call, once.
+    let retry = || {
+        a.peer().call_tool_once(
+            cancel("OWN-1")
+                .with_request_state(state.clone())
+                .with_input_responses(yes()),
+        )
+    };
+    let CallToolResponse::Complete(done) = retry().await.unwrap() else {
+        panic!("expected the call's result")
+    };
+    assert_eq!(done.is_error, Some(false));
+    assert!(retry().await.is_err());
+    assert_eq!(cancelled("OWN-1"), 1);
 }
 
 #[tokio::test]
