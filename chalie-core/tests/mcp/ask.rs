@@ -24,7 +24,7 @@ use crate::abilities::cancelled;
 use crate::python::{python, script};
 use crate::{dispatcher, dispatcher_with, policy, text};
 use chalie_core::Channel;
-use chalie_core::dispatch::Setting;
+use chalie_core::dispatch::{RateLimit, Setting};
 
 /// A client whose user answers every approval question the same way.
 #[derive(Clone)]
@@ -242,6 +242,30 @@ async fn a_tool_the_policy_denies_is_never_asked_about() {
     assert!(user.asked.lock().unwrap().is_empty());
     assert_eq!(cancelled("DENY-1"), 0);
     assert_eq!(trail.snapshot()[0].decision, GateDecision::Denied);
+}
+
+#[tokio::test]
+async fn a_call_limited_to_one_a_window_can_be_approved() {
+    // The round that asks is the call's one admission; the approved retry
+    // is not counted again.
+    let dispatcher = dispatcher_with(&[], |builder| {
+        builder.rate_limit(RateLimit::new(1, std::time::Duration::from_secs(3600)))
+    });
+    let server = McpServer::builder(dispatcher)
+        .exposure(Exposure::Full)
+        .build()
+        .unwrap();
+    let user = User::new(true, true);
+    let client = connect(&server, user.clone()).await;
+    let done = client.call_tool(cancel("RATE-1")).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{}", text(&done));
+    assert_eq!(cancelled("RATE-1"), 1);
+    assert_eq!(user.asked.lock().unwrap().len(), 1);
+    // The window is spent: the next call is refused before anyone is asked.
+    let again = client.call_tool(cancel("RATE-2")).await.unwrap();
+    assert_eq!(code(&text(&again)).as_deref(), Some("rate-limited"));
+    assert_eq!(cancelled("RATE-2"), 0);
+    assert_eq!(user.asked.lock().unwrap().len(), 1);
 }
 
 #[tokio::test]
