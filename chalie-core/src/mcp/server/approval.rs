@@ -179,18 +179,17 @@ pub(crate) struct AskedAbout {
     pub(crate) arguments: Option<JsonObject>,
 }
 
-/// Whether the client can put a question to its user: form elicitation
-/// (an empty `elicitation` object means form) on a protocol that has
-/// input-required results.
+/// Whether the client can put a question to its user: a protocol that has
+/// input-required results (checked first: it is a string comparison),
+/// and form elicitation (an empty `elicitation` object means form).
 fn can_ask(context: &RequestContext<RoleServer>) -> bool {
-    let recent = context
+    context
         .protocol_version()
-        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    let form = context
-        .client_capabilities()
-        .and_then(|capabilities| capabilities.elicitation)
-        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-    recent && form
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+        && context
+            .client_capabilities()
+            .and_then(|capabilities| capabilities.elicitation)
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
 /// The user's answer: only an accepted form saying `approve: true` runs

@@ -163,7 +163,11 @@ impl McpServer {
         if let Some(remote) = remote {
             turn = turn.extension(remote);
         }
-        if let Some(parent) = request_parent(&context.meta) {
+        // Read only when a subscriber records the call's span, which is
+        // all the caller's trace context is for.
+        if crate::dispatch::trace::spans_enabled()
+            && let Some(parent) = request_parent(&context.meta)
+        {
             turn = turn.extension(parent);
         }
         if let Some(principal) = &self.shared.principal {
