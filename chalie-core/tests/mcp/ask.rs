@@ -79,6 +79,30 @@ fn server(trail: &ActionTrail) -> McpServer {
         .unwrap()
 }
 
+/// An `on_demand` server over the test dispatcher, recording on `trail`:
+/// every other tool is called through the `call_tool` proxy.
+fn on_demand_server(trail: &ActionTrail) -> McpServer {
+    McpServer::builder(dispatcher(&[]))
+        .exposure(Exposure::on_demand())
+        .trail(trail.clone())
+        .build()
+        .unwrap()
+}
+
+/// `cancel_order` for `order_id`, through the `call_tool` proxy.
+fn proxied_cancel(order_id: &str) -> CallToolRequestParams {
+    proxied("cancel_order", order_id)
+}
+
+fn proxied(name: &str, order_id: &str) -> CallToolRequestParams {
+    let Value::Object(arguments) =
+        json!({ "name": name, "arguments": { "order_id": order_id } })
+    else {
+        unreachable!()
+    };
+    CallToolRequestParams::new(chalie_core::mcp::CALL_PROXY).with_arguments(arguments)
+}
+
 /// The user's yes, as a client sends it back.
 fn yes() -> InputResponses {
     let mut yes = InputResponses::new();
@@ -336,6 +360,66 @@ async fn a_question_is_answered_only_on_the_connection_asked() {
     assert_eq!(done.is_error, Some(false));
     assert!(retry().await.is_err());
     assert_eq!(cancelled("OWN-1"), 1);
+}
+
+#[tokio::test]
+async fn on_demand_a_client_that_cannot_ask_keeps_the_deny() {
+    let trail = ActionTrail::default();
+    let user = User::new(true, false);
+    let client = connect(&on_demand_server(&trail), user.clone()).await;
+    let done = client.call_tool(proxied_cancel("ODA-1")).await.unwrap();
+    assert_eq!(done.is_error, Some(true));
+    assert_eq!(code(&text(&done)).as_deref(), Some("permission-denied"));
+    assert_eq!(cancelled("ODA-1"), 0);
+    assert!(user.asked.lock().unwrap().is_empty());
+    assert_eq!(trail.snapshot()[0].decision, GateDecision::Denied);
+}
+
+#[tokio::test]
+async fn on_demand_an_approval_answered_by_the_client_runs_the_call_once() {
+    let trail = ActionTrail::default();
+    let user = User::new(true, true);
+    let client = connect(&on_demand_server(&trail), user.clone()).await;
+    let done = client.call_tool(proxied_cancel("ODA-2")).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{}", text(&done));
+    assert_eq!(
+        text(&done),
+        "[cancel_order(status=success)]\ncancelled ODA-2\n[end:cancel_order]"
+    );
+    assert_eq!(cancelled("ODA-2"), 1);
+    let asked = user.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("`cancel_order`"), "{}", asked[0]);
+    assert!(asked[0].contains("ODA-2"), "{}", asked[0]);
+    let records = trail.snapshot();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].decision, GateDecision::Approved);
+    assert_eq!(records[0].status, CallStatus::Success);
+}
+
+#[tokio::test]
+async fn on_demand_an_answer_does_not_carry_over_to_another_proxied_tool() {
+    let client = connect(&on_demand_server(&ActionTrail::default()), User::new(true, true)).await;
+    let peer = client.peer();
+    let CallToolResponse::InputRequired(question) =
+        peer.call_tool_once(proxied_cancel("ODA-3")).await.unwrap()
+    else {
+        panic!("expected an input-required result")
+    };
+    let state = question.request_state.unwrap();
+    // The same proxy, another tool inside it: refused, and nothing ran.
+    let other = peer
+        .call_tool_once(
+            proxied("lookup_order", "ODA-3")
+                .with_request_state(state)
+                .with_input_responses(yes()),
+        )
+        .await;
+    let Err(error) = other else {
+        panic!("the answer carried over to another tool: {other:?}")
+    };
+    assert!(format!("{error:?}").contains("differs"), "{error:?}");
+    assert_eq!(cancelled("ODA-3"), 0);
 }
 
 #[tokio::test]
