@@ -11,7 +11,6 @@ use std::sync::{Mutex, PoisonError};
 use rmcp::model::{
     CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationSchema, ErrorData, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -183,9 +182,7 @@ pub(crate) struct AskedAbout {
 /// input-required results (checked first: it is a string comparison),
 /// and form elicitation (an empty `elicitation` object means form).
 fn can_ask(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    super::has_input_required(context)
         && context
             .client_capabilities()
             .and_then(|capabilities| capabilities.elicitation)

@@ -336,8 +336,7 @@ impl McpServer {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Option<(u64, CacheScope)> {
-        let version = context.protocol_version()?;
-        (version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()).then(|| {
+        has_input_required(context).then(|| {
             let ttl = u64::try_from(self.shared.list_ttl.as_millis()).unwrap_or(u64::MAX);
             (ttl, CacheScope::Public)
         })
@@ -370,3 +369,10 @@ impl McpServer {
     }
 }
 
+/// Whether the request is on protocol 2026-07-28 or newer, the first with
+/// input-required results and listing cache hints.
+pub(crate) fn has_input_required(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
