@@ -229,3 +229,54 @@ fn schema() -> ElicitationSchema {
         .build()
         .unwrap_or_else(|_| ElicitationSchema::new(Default::default()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_PENDING, MAX_PENDING_PER_CONNECTION, Pending, Questions};
+
+    fn pending(connection: Option<&str>, tool: &str) -> Pending {
+        Pending {
+            secret: crate::token::fresh_token(),
+            connection: connection.map(str::to_owned),
+            tool: tool.to_owned(),
+            arguments: None,
+        }
+    }
+
+    #[test]
+    fn a_connection_that_never_answers_pushes_out_only_its_own_questions() {
+        let mut questions = Questions::default();
+        let other = questions.keep(pending(Some("b"), "theirs"));
+        let states: Vec<String> = (0..=MAX_PENDING_PER_CONNECTION)
+            .map(|_| questions.keep(pending(Some("a"), "mine")))
+            .collect();
+        // A's oldest went; B's, older still, stayed.
+        assert!(questions.take(&states[0], Some("a")).is_none());
+        assert!(questions.take(&states[1], Some("a")).is_some());
+        assert!(questions.take(&other, Some("b")).is_some());
+    }
+
+    #[test]
+    fn the_server_keeps_at_most_its_cap_of_questions() {
+        let mut questions = Questions::default();
+        let first = questions.keep(pending(None, "oldest"));
+        for _ in 0..MAX_PENDING {
+            questions.keep(pending(None, "newer"));
+        }
+        assert_eq!(questions.by_number.len(), MAX_PENDING);
+        assert!(questions.take(&first, None).is_none());
+    }
+
+    #[test]
+    fn a_state_names_its_question_only_on_its_connection_and_with_its_secret() {
+        let mut questions = Questions::default();
+        let state = questions.keep(pending(Some("a"), "mine"));
+        assert!(questions.take(&state, Some("b")).is_none());
+        assert!(questions.take(&state, None).is_none());
+        assert!(questions.take("chalie-approval-0-00", Some("a")).is_none());
+        assert!(questions.take("garbage", Some("a")).is_none());
+        // None of that used it up.
+        assert!(questions.take(&state, Some("a")).is_some());
+        assert!(questions.take(&state, Some("a")).is_none());
+    }
+}
