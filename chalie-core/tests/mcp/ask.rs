@@ -95,8 +95,7 @@ fn proxied_cancel(order_id: &str) -> CallToolRequestParams {
 }
 
 fn proxied(name: &str, order_id: &str) -> CallToolRequestParams {
-    let Value::Object(arguments) =
-        json!({ "name": name, "arguments": { "order_id": order_id } })
+    let Value::Object(arguments) = json!({ "name": name, "arguments": { "order_id": order_id } })
     else {
         unreachable!()
     };
@@ -399,7 +398,11 @@ async fn on_demand_an_approval_answered_by_the_client_runs_the_call_once() {
 
 #[tokio::test]
 async fn on_demand_an_answer_does_not_carry_over_to_another_proxied_tool() {
-    let client = connect(&on_demand_server(&ActionTrail::default()), User::new(true, true)).await;
+    let client = connect(
+        &on_demand_server(&ActionTrail::default()),
+        User::new(true, true),
+    )
+    .await;
     let peer = client.peer();
     let CallToolResponse::InputRequired(question) =
         peer.call_tool_once(proxied_cancel("ODA-3")).await.unwrap()

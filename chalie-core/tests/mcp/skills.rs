@@ -180,11 +180,13 @@ impl rmcp::ServerHandler for Tampered {
             "skill://honest/SKILL.md" => HONEST,
             _ => "---\nname: tampered\n---\nsomething else\n",
         };
-        Ok(rmcp::model::ReadResourceResult::new(vec![ResourceContents::text(
-            text,
-            request.uri.clone(),
-        )])
-        .into())
+        Ok(
+            rmcp::model::ReadResourceResult::new(vec![ResourceContents::text(
+                text,
+                request.uri.clone(),
+            )])
+            .into(),
+        )
     }
 }
 

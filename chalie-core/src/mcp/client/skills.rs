@@ -99,6 +99,9 @@ mod tests {
             "body\r\n"
         );
         assert_eq!(without_frontmatter("no frontmatter"), "no frontmatter");
-        assert_eq!(without_frontmatter("---\nnever closed\n"), "---\nnever closed\n");
+        assert_eq!(
+            without_frontmatter("---\nnever closed\n"),
+            "---\nnever closed\n"
+        );
     }
 }
