@@ -106,6 +106,8 @@ mod registry;
 pub mod result;
 mod sealed;
 pub mod session;
+#[cfg(any(feature = "mcp", feature = "http"))]
+mod token;
 pub mod turn;
 
 // The root holds what a first program names; everything else has one home

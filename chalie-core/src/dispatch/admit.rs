@@ -5,6 +5,7 @@ use tokio::time::Instant;
 
 use super::call::Refusal;
 use super::limits::{Admission, RateLimit, RateScope};
+use super::remote::RemoteApproval;
 use super::session_state::lock;
 use super::{Dispatcher, errors};
 use crate::{ToolResult, Turn};
@@ -14,7 +15,9 @@ impl Dispatcher {
     /// (declared on the ability or configured: the builder joined both),
     /// then the session's rate limit, then the ability's own
     /// (`declared_limit`). The session's comes first so a call it refuses
-    /// spends nothing of the ability's smaller allowance.
+    /// spends nothing of the ability's smaller allowance. A call that runs
+    /// on a remote user's answer ([`RemoteApproval::Answered`]) was counted
+    /// when it stopped to ask, and is not counted again.
     #[inline]
     pub(crate) fn admit(
         &self,
@@ -35,6 +38,17 @@ impl Dispatcher {
             if !missing.is_empty() {
                 return Err((Refusal::MissingTags, errors::missing_tags(tool, &missing)));
             }
+        }
+        // A call run on the answer of an MCP client's user was counted
+        // when it stopped to ask: its question was asked only once it was
+        // admitted, and an answer runs one call at most, so the call is
+        // counted once (a limit of one call a window can still be approved).
+        let counted = (self.rate_limit.is_some() || declared_limit.is_some())
+            && turn
+                .extension::<RemoteApproval>()
+                .is_some_and(RemoteApproval::is_answer);
+        if counted {
+            return Ok(());
         }
         // The session's state is created only by what keeps something in
         // it (a local rate window, a read's observation, a background

@@ -243,6 +243,8 @@ impl Dispatcher {
                     }),
                 }
             }
+            // A single-call turn keeps no observations to clear.
+            Effect::Write if !turn.reuses_reads() => None,
             Effect::Write => {
                 self.forget_observations_of(turn);
                 None
@@ -257,7 +259,9 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             match reuse {
                 Some(observation) => observation.settle(turn.run_id(), &result),
-                None if effect == Effect::Write => self.forget_observations_of(turn),
+                None if effect == Effect::Write && turn.reuses_reads() => {
+                    self.forget_observations_of(turn);
+                }
                 None => {}
             }
             return state.finish(turn, result);
@@ -289,7 +293,7 @@ impl Dispatcher {
             let result = started.finish(&state.tool).await;
             match reuse {
                 Some(observation) => observation.settle(task_turn.run_id(), &result),
-                None if effect == Effect::Write => {
+                None if effect == Effect::Write && task_turn.reuses_reads() => {
                     forget_observations(&session, task_turn.run_id());
                 }
                 None => {}

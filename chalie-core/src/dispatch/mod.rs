@@ -76,6 +76,8 @@ pub(crate) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 /// 4. **admit**: the tags the tool requires (`missing-permission-tag`),
 ///    declared on the ability or configured, then the session's rate limit
 ///    and the ability's declared one (`rate-limited`, with when to retry);
+///    a call that stopped to ask a remote user (an MCP client's) was
+///    counted then, and its answered retry is not counted again;
 /// 5. the permission **gate** on `tool` or `tool.action` (see [`Policy`]),
 ///    tightened by the session's mode as
 ///    [the gate table](crate::session#modes-and-the-permission-gate) says;

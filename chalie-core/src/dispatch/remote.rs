@@ -34,6 +34,12 @@ impl RemoteApproval {
         }
     }
 
+    /// Whether this is the user's answer: the call was admitted (and
+    /// counted against the rate limits) when it stopped to ask.
+    pub(crate) fn is_answer(&self) -> bool {
+        matches!(self, RemoteApproval::Answered(_))
+    }
+
     /// The question the gate left, if the call stopped for one.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only MCP asks so
     pub(crate) fn question(&self) -> Option<ApprovalRequest> {

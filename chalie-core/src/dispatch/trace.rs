@@ -15,6 +15,20 @@ use crate::Turn;
 #[cfg(feature = "mcp")]
 pub(crate) struct RemoteParent(pub(crate) opentelemetry::Context);
 
+/// The target of the `execute_tool` span.
+const TARGET: &str = "chalie::dispatch";
+
+/// Whether a subscriber would record a call's `execute_tool` span: the
+/// caller's trace context is worth reading only then.
+#[cfg(feature = "mcp")]
+pub(crate) fn spans_enabled() -> bool {
+    tracing::enabled!(
+        kind: tracing::metadata::Kind::SPAN,
+        target: TARGET,
+        tracing::Level::INFO
+    )
+}
+
 pub(crate) async fn traced(
     dispatcher: &Dispatcher,
     turn: &Turn,
@@ -22,7 +36,7 @@ pub(crate) async fn traced(
     hook: Option<&dyn GateHook>,
 ) -> Dispatched {
     let span = tracing::info_span!(
-        target: "chalie::dispatch",
+        target: TARGET,
         "execute_tool",
         "otel.name" = Empty,
         "otel.status_code" = Empty,

@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 
 use crate::abilities::cancelled;
 use crate::python::{python, script};
-use crate::{dispatcher, text};
+use crate::{dispatcher, dispatcher_with, policy, text};
+use chalie_core::Channel;
+use chalie_core::dispatch::{RateLimit, Setting};
 
 /// A client whose user answers every approval question the same way.
 #[derive(Clone)]
@@ -75,6 +77,39 @@ fn server(trail: &ActionTrail) -> McpServer {
         .trail(trail.clone())
         .build()
         .unwrap()
+}
+
+/// An `on_demand` server over the test dispatcher, recording on `trail`:
+/// every other tool is called through the `call_tool` proxy.
+fn on_demand_server(trail: &ActionTrail) -> McpServer {
+    McpServer::builder(dispatcher(&[]))
+        .exposure(Exposure::on_demand())
+        .trail(trail.clone())
+        .build()
+        .unwrap()
+}
+
+/// `cancel_order` for `order_id`, through the `call_tool` proxy.
+fn proxied_cancel(order_id: &str) -> CallToolRequestParams {
+    proxied("cancel_order", order_id)
+}
+
+fn proxied(name: &str, order_id: &str) -> CallToolRequestParams {
+    let Value::Object(arguments) = json!({ "name": name, "arguments": { "order_id": order_id } })
+    else {
+        unreachable!()
+    };
+    CallToolRequestParams::new(chalie_core::mcp::CALL_PROXY).with_arguments(arguments)
+}
+
+/// The user's yes, as a client sends it back.
+fn yes() -> InputResponses {
+    let mut yes = InputResponses::new();
+    yes.insert(
+        APPROVAL_INPUT.to_owned(),
+        json!({ "action": "accept", "content": { "approve": true } }),
+    );
+    yes
 }
 
 /// Connects `user` on protocol 2026-07-28 (`server/discover`, capabilities
@@ -203,6 +238,191 @@ async fn an_allowed_or_denied_call_asks_nobody() {
         .unwrap();
     assert_eq!(read.is_error, Some(false));
     assert!(user.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_the_policy_denies_is_never_asked_about() {
+    // `deny` as written on the external channel, not an `ask` that reads
+    // as deny there: a client that can ask its user does not turn it back.
+    let dispatcher = dispatcher_with(&[], |builder| {
+        let mut denied = policy();
+        denied
+            .set(Channel::External, "cancel_order", Setting::Deny)
+            .unwrap();
+        builder.policy(denied)
+    });
+    let trail = ActionTrail::default();
+    let server = McpServer::builder(dispatcher)
+        .exposure(Exposure::Full)
+        .trail(trail.clone())
+        .build()
+        .unwrap();
+    let user = User::new(true, true);
+    let client = connect(&server, user.clone()).await;
+    let done = client.call_tool(cancel("DENY-1")).await.unwrap();
+    assert_eq!(done.is_error, Some(true));
+    assert_eq!(code(&text(&done)).as_deref(), Some("permission-denied"));
+    assert!(user.asked.lock().unwrap().is_empty());
+    assert_eq!(cancelled("DENY-1"), 0);
+    assert_eq!(trail.snapshot()[0].decision, GateDecision::Denied);
+}
+
+#[tokio::test]
+async fn a_call_limited_to_one_a_window_can_be_approved() {
+    // The round that asks is the call's one admission; the approved retry
+    // is not counted again.
+    let dispatcher = dispatcher_with(&[], |builder| {
+        builder.rate_limit(RateLimit::new(1, std::time::Duration::from_secs(3600)))
+    });
+    let server = McpServer::builder(dispatcher)
+        .exposure(Exposure::Full)
+        .build()
+        .unwrap();
+    let user = User::new(true, true);
+    let client = connect(&server, user.clone()).await;
+    let done = client.call_tool(cancel("RATE-1")).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{}", text(&done));
+    assert_eq!(cancelled("RATE-1"), 1);
+    assert_eq!(user.asked.lock().unwrap().len(), 1);
+    // The window is spent: the next call is refused before anyone is asked.
+    let again = client.call_tool(cancel("RATE-2")).await.unwrap();
+    assert_eq!(code(&text(&again)).as_deref(), Some("rate-limited"));
+    assert_eq!(cancelled("RATE-2"), 0);
+    assert_eq!(user.asked.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_question_is_answered_only_on_the_connection_asked() {
+    let trail = ActionTrail::default();
+    let server = server(&trail);
+    let a = connect(&server, User::new(true, true)).await;
+    let b = connect(&server, User::new(true, true)).await;
+    let CallToolResponse::InputRequired(question) =
+        a.peer().call_tool_once(cancel("OWN-1")).await.unwrap()
+    else {
+        panic!("expected an input-required result")
+    };
+    let state = question.request_state.unwrap();
+    // Another connection holding A's state, or one next to it, learns
+    // nothing and uses nothing up.
+    // `chalie-approval-<number>-<secret>`: the number next to it, or the
+    // secret off by one digit.
+    let (head, secret) = state.rsplit_once('-').unwrap();
+    let (prefix, number) = head.rsplit_once('-').unwrap();
+    let number = u64::from_str_radix(number, 16).unwrap();
+    let counter = |number: u64| format!("{prefix}-{number:x}-{secret}");
+    let (kept, last) = secret.split_at(secret.len() - 1);
+    let digit = (u32::from_str_radix(last, 16).unwrap() + 1) % 16;
+    let off_by_one = format!("{head}-{kept}{digit:x}");
+    for (order, sent) in [
+        ("OWN-1", state.clone()),
+        ("OWN-2", state.clone()),
+        ("OWN-1", counter(number + 1)),
+        ("OWN-1", counter(number.wrapping_sub(1))),
+        ("OWN-1", off_by_one.clone()),
+    ] {
+        let stolen = b
+            .peer()
+            .call_tool_once(
+                cancel(order)
+                    .with_request_state(sent)
+                    .with_input_responses(yes()),
+            )
+            .await;
+        let Err(error) = stolen else {
+            panic!("another connection's answer was taken: {stolen:?}")
+        };
+        assert!(format!("{error:?}").contains("unknown"), "{error:?}");
+    }
+    // Nor does a guess on A's own connection use A's question up.
+    let guessed = a
+        .peer()
+        .call_tool_once(
+            cancel("OWN-1")
+                .with_request_state(off_by_one)
+                .with_input_responses(yes()),
+        )
+        .await;
+    assert!(guessed.is_err(), "{guessed:?}");
+    assert_eq!(cancelled("OWN-1") + cancelled("OWN-2"), 0);
+    // A's own retry still runs the call, once.
+    let retry = || {
+        a.peer().call_tool_once(
+            cancel("OWN-1")
+                .with_request_state(state.clone())
+                .with_input_responses(yes()),
+        )
+    };
+    let CallToolResponse::Complete(done) = retry().await.unwrap() else {
+        panic!("expected the call's result")
+    };
+    assert_eq!(done.is_error, Some(false));
+    assert!(retry().await.is_err());
+    assert_eq!(cancelled("OWN-1"), 1);
+}
+
+#[tokio::test]
+async fn on_demand_a_client_that_cannot_ask_keeps_the_deny() {
+    let trail = ActionTrail::default();
+    let user = User::new(true, false);
+    let client = connect(&on_demand_server(&trail), user.clone()).await;
+    let done = client.call_tool(proxied_cancel("ODA-1")).await.unwrap();
+    assert_eq!(done.is_error, Some(true));
+    assert_eq!(code(&text(&done)).as_deref(), Some("permission-denied"));
+    assert_eq!(cancelled("ODA-1"), 0);
+    assert!(user.asked.lock().unwrap().is_empty());
+    assert_eq!(trail.snapshot()[0].decision, GateDecision::Denied);
+}
+
+#[tokio::test]
+async fn on_demand_an_approval_answered_by_the_client_runs_the_call_once() {
+    let trail = ActionTrail::default();
+    let user = User::new(true, true);
+    let client = connect(&on_demand_server(&trail), user.clone()).await;
+    let done = client.call_tool(proxied_cancel("ODA-2")).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{}", text(&done));
+    assert_eq!(
+        text(&done),
+        "[cancel_order(status=success)]\ncancelled ODA-2\n[end:cancel_order]"
+    );
+    assert_eq!(cancelled("ODA-2"), 1);
+    let asked = user.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("`cancel_order`"), "{}", asked[0]);
+    assert!(asked[0].contains("ODA-2"), "{}", asked[0]);
+    let records = trail.snapshot();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].decision, GateDecision::Approved);
+    assert_eq!(records[0].status, CallStatus::Success);
+}
+
+#[tokio::test]
+async fn on_demand_an_answer_does_not_carry_over_to_another_proxied_tool() {
+    let client = connect(
+        &on_demand_server(&ActionTrail::default()),
+        User::new(true, true),
+    )
+    .await;
+    let peer = client.peer();
+    let CallToolResponse::InputRequired(question) =
+        peer.call_tool_once(proxied_cancel("ODA-3")).await.unwrap()
+    else {
+        panic!("expected an input-required result")
+    };
+    let state = question.request_state.unwrap();
+    // The same proxy, another tool inside it: refused, and nothing ran.
+    let other = peer
+        .call_tool_once(
+            proxied("lookup_order", "ODA-3")
+                .with_request_state(state)
+                .with_input_responses(yes()),
+        )
+        .await;
+    let Err(error) = other else {
+        panic!("the answer carried over to another tool: {other:?}")
+    };
+    assert!(format!("{error:?}").contains("differs"), "{error:?}");
+    assert_eq!(cancelled("ODA-3"), 0);
 }
 
 #[tokio::test]

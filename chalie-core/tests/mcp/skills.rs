@@ -124,3 +124,101 @@ async fn a_connected_servers_skills_become_playbooks_for_the_index() {
     assert!(source.skill_descriptors().await.unwrap().is_empty());
     bare.shutdown().await.unwrap();
 }
+
+/// A server of two skills: `honest`, its file with CRLF line ends, and
+/// `tampered`, whose file is not the one its manifest's digest promises.
+#[derive(Clone)]
+struct Tampered;
+
+const HONEST: &str = "---\r\nname: honest\r\ndescription: Kept.\r\n---\r\n1. Keep it.\r\n";
+
+fn skill_of(name: &str, promised: &[u8]) -> rmcp::model::Skill {
+    let uri = format!("skill://{name}/SKILL.md");
+    rmcp::model::Skill::new(
+        uri.clone(),
+        rmcp::model::SkillFrontmatter::new(name, format!("The {name} skill.")),
+        SkillResources::Files(vec![rmcp::model::SkillResource::from_bytes(uri, promised)]),
+    )
+}
+
+impl rmcp::ServerHandler for Tampered {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_skills()
+                .build(),
+        )
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListSkillsResult::with_all_items(vec![
+            skill_of("honest", HONEST.as_bytes()),
+            skill_of("tampered", b"---\nname: tampered\n---\nwhat was promised\n"),
+        ]))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListToolsResult::with_all_items(Vec::new()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+        let text = match request.uri.as_str() {
+            "skill://honest/SKILL.md" => HONEST,
+            _ => "---\nname: tampered\n---\nsomething else\n",
+        };
+        Ok(
+            rmcp::model::ReadResourceResult::new(vec![ResourceContents::text(
+                text,
+                request.uri.clone(),
+            )])
+            .into(),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_whose_file_does_not_match_its_digest_is_left_out() {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(Tampered),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let task = tokio::spawn(async move { axum::serve(listener, router).await });
+    let source = McpSource::connect(ServerSpec::http("odd", url))
+        .await
+        .unwrap();
+    let skills = source.skill_descriptors().await.unwrap();
+    // The tampered file is not trusted; the honest one, CRLF and all,
+    // loses its frontmatter.
+    assert_eq!(
+        skills,
+        [json!({
+            "server": "odd",
+            "name": "odd__honest",
+            "description": "The honest skill.",
+            "playbook": "1. Keep it.\r\n",
+        })]
+    );
+    source.disconnect().await;
+    task.abort();
+}

@@ -70,8 +70,38 @@ impl McpSource {
 }
 
 /// The markdown after a leading `---` frontmatter block, or all of it.
+/// Lines end in `\n` or `\r\n` and are compared trimmed, as
+/// `chalie-index` reads a playbook's front matter.
 fn without_frontmatter(text: &str) -> &str {
-    text.strip_prefix("---\n")
-        .and_then(|rest| rest.split_once("\n---\n"))
-        .map_or(text, |(_, body)| body)
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next().filter(|line| line.trim() == "---") else {
+        return text;
+    };
+    let mut end = first.len();
+    for line in lines {
+        end += line.len();
+        if line.trim() == "---" {
+            return &text[end..];
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_frontmatter;
+
+    #[test]
+    fn the_frontmatter_is_stripped_whatever_the_line_ends() {
+        assert_eq!(without_frontmatter("---\nname: a\n---\nbody\n"), "body\n");
+        assert_eq!(
+            without_frontmatter("---\r\nname: a\r\n---\r\nbody\r\n"),
+            "body\r\n"
+        );
+        assert_eq!(without_frontmatter("no frontmatter"), "no frontmatter");
+        assert_eq!(
+            without_frontmatter("---\nnever closed\n"),
+            "---\nnever closed\n"
+        );
+    }
 }

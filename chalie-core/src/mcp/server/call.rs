@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::McpServer;
+use super::approval::AskedAbout;
 use super::catalog::CALL_PROXY;
 use crate::{
     Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, dispatch::remote::RemoteApproval,
@@ -125,10 +126,16 @@ impl McpServer {
             ));
         };
         let structured = self.shared.listed[index].structured;
-        let remote = self.shared.approvals.for_request(&request, &context)?;
-        // Kept only while the user may still be asked about this call.
-        let asked_about =
-            matches!(remote, Some(RemoteApproval::Deferred(_))).then(|| request.clone());
+        let remote = self
+            .shared
+            .approvals
+            .for_request(&request, &context, self.connection())?;
+        // Kept only while the user may still be asked about this call, and
+        // only what its retry must repeat.
+        let asked_about = matches!(remote, Some(RemoteApproval::Deferred(_))).then(|| AskedAbout {
+            tool: request.name.to_string(),
+            arguments: request.arguments.clone(),
+        });
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let proxied = request.name == CALL_PROXY;
         let (name, arguments) = if proxied {
@@ -156,7 +163,11 @@ impl McpServer {
         if let Some(remote) = remote {
             turn = turn.extension(remote);
         }
-        if let Some(parent) = request_parent(&context.meta) {
+        // Read only when a subscriber records the call's span, which is
+        // all the caller's trace context is for.
+        if crate::dispatch::trace::spans_enabled()
+            && let Some(parent) = request_parent(&context.meta)
+        {
             turn = turn.extension(parent);
         }
         if let Some(principal) = &self.shared.principal {
@@ -174,7 +185,11 @@ impl McpServer {
         drop(turn);
         progress.finish().await;
         if let (Some(question), Some(request)) = (question, asked_about) {
-            return Ok(self.shared.approvals.ask(&request, &question).into());
+            let asked = self
+                .shared
+                .approvals
+                .ask(request, self.connection(), &question);
+            return Ok(asked.into());
         }
         if let Some(trail) = &self.shared.trail {
             trail.record(dispatched.record());

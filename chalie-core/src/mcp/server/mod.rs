@@ -92,6 +92,10 @@ pub enum McpServerError {
 pub struct McpServer {
     shared: Arc<Shared>,
     session_id: String,
+    /// Whether this value serves one connection, to which the approval
+    /// questions it asks are bound; not so for a streamable HTTP request,
+    /// which on 2026-07-28 comes without a session.
+    on_connection: bool,
 }
 
 struct Shared {
@@ -278,6 +282,7 @@ impl McpServerBuilder {
                 principal: self.principal,
             }),
             session_id: "mcp-0".to_owned(),
+            on_connection: true,
         })
     }
 }
@@ -331,8 +336,7 @@ impl McpServer {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Option<(u64, CacheScope)> {
-        let version = context.protocol_version()?;
-        (version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()).then(|| {
+        has_input_required(context).then(|| {
             let ttl = u64::try_from(self.shared.list_ttl.as_millis()).unwrap_or(u64::MAX);
             (ttl, CacheScope::Public)
         })
@@ -345,6 +349,30 @@ impl McpServer {
         McpServer {
             shared: Arc::clone(&self.shared),
             session_id: format!("mcp-{number}"),
+            on_connection: true,
         }
     }
+
+    /// The same server for one streamable HTTP request: on protocol
+    /// 2026-07-28 every request is served on its own, with no connection
+    /// an approval question could be bound to.
+    pub(crate) fn for_http(&self) -> McpServer {
+        McpServer {
+            on_connection: false,
+            ..self.for_connection()
+        }
+    }
+
+    /// The connection approval questions are bound to, if there is one.
+    pub(crate) fn connection(&self) -> Option<&str> {
+        self.on_connection.then_some(self.session_id.as_str())
+    }
+}
+
+/// Whether the request is on protocol 2026-07-28 or newer, the first with
+/// input-required results and listing cache hints.
+pub(crate) fn has_input_required(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }

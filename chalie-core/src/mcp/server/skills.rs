@@ -55,7 +55,10 @@ pub(crate) fn skill_name(name: &str) -> String {
             _ => {}
         }
     }
-    served.trim_end_matches('-').chars().take(64).collect()
+    // Cut to the extension's 64 characters first: a cut can end on a
+    // hyphen, which the trim then removes.
+    let cut: String = served.chars().take(64).collect();
+    cut.trim_end_matches('-').to_owned()
 }
 
 impl Skills {
@@ -123,4 +126,16 @@ fn unknown(uri: &str) -> ErrorData {
         format!("no skill is served at `{uri}`; list them with `skills/list`"),
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skill_name;
+
+    #[test]
+    fn a_name_cut_to_64_characters_does_not_end_on_a_hyphen() {
+        let long = format!("{}_b", "a".repeat(63));
+        assert_eq!(skill_name(&long), "a".repeat(63));
+        assert_eq!(skill_name("Plan_trip_"), "plan-trip");
+    }
 }

@@ -70,7 +70,7 @@ impl McpServer {
             // clients reconnect on their own.
             .with_sse_keep_alive(None);
         let service = StreamableHttpService::new(
-            move || Ok(server.for_connection()),
+            move || Ok(server.for_http()),
             Arc::new(LocalSessionManager::default()),
             config,
         );

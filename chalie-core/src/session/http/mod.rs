@@ -289,20 +289,9 @@ async fn create_session<A: Authenticate>(
     }
 }
 
-/// 128 bits from the process's random hasher seeds and a counter: unique,
-/// and not guessable from another session's id.
+/// A session id no other caller can guess: `s-` and 128 random bits.
 fn fresh_session_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let count = NEXT.fetch_add(1, Ordering::Relaxed);
-    let half = |salt: u64| {
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u64(count);
-        hasher.write_u64(salt);
-        hasher.finish()
-    };
-    format!("s-{:016x}{:016x}", half(1), half(2))
+    format!("s-{}", crate::token::fresh_token())
 }
 
 async fn set_mode<A: Authenticate>(
