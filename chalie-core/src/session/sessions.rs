@@ -172,6 +172,16 @@ impl SessionsBuilder {
                     );
                 }
             }));
+        // A policy change kept through another replica gates the next call
+        // here too: the kept changes are applied again as it is announced.
+        let core = Arc::downgrade(&sessions.core);
+        sessions.core.store.watch_policy(Arc::new(move || {
+            if let Some(core) = core.upgrade()
+                && let Err(failure) = (Sessions { core }).restore_policy()
+            {
+                tracing::error!(error = %failure, "a policy change kept by another replica could not be applied");
+            }
+        }));
         sessions
     }
 }
