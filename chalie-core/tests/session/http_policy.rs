@@ -522,3 +522,70 @@ async fn a_kept_change_does_not_reopen_what_the_host_made_internal() {
     assert_eq!(second.restore_policy().unwrap(), 1);
     assert_eq!(live.get(Channel::Chat, "rename_task"), Setting::Internal);
 }
+
+#[tokio::test]
+async fn a_permission_internal_through_its_tool_star_is_listed_its_other_cells_editable() {
+    // The operator makes every qualifier of `rename_task` plumbing on chat;
+    // `rename_task.bulk` (a qualifier the ability derives) is named on
+    // subconscious only, so it is internal on chat through `rename_task.*`.
+    let mut host = allow_all();
+    host.set(Channel::Chat, "rename_task.*", Setting::Internal)
+        .unwrap();
+    host.set(Channel::Subconscious, "rename_task.bulk", Setting::Deny)
+        .unwrap();
+    let sessions = sessions_with(host, Arc::new(ScriptedModel::new([])), None);
+    let base = serve(sessions.clone()).await;
+    let shown = body(
+        client(OPS)
+            .get(format!("{base}/policy"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let row = shown["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["permission"] == "rename_task.bulk")
+        .unwrap_or_else(|| panic!("`rename_task.bulk` is listed: {shown}"))
+        .clone();
+    assert_eq!(row["settings"]["chat"]["setting"], "internal", "{row}");
+    assert_eq!(row["settings"]["chat"]["source"], "every-action", "{row}");
+    assert_eq!(row["settings"]["chat"]["editable"], false, "{row}");
+    assert_eq!(row["settings"]["subconscious"]["editable"], true, "{row}");
+
+    let changed = put_policy(
+        &base,
+        OPS,
+        json!({ "permission": "rename_task.bulk", "channel": "subconscious", "setting": "allow" }),
+    )
+    .await;
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_eq!(
+        body(changed).await["settings"]["subconscious"]["setting"],
+        "allow"
+    );
+    let locked = put_policy(
+        &base,
+        OPS,
+        json!({ "permission": "rename_task.bulk", "channel": "chat", "setting": "allow" }),
+    )
+    .await;
+    assert_eq!(locked.status(), StatusCode::CONFLICT);
+    assert_eq!(
+        sessions
+            .dispatcher()
+            .policy()
+            .get(Channel::Chat, "rename_task.bulk"),
+        Setting::Internal
+    );
+    // The surface a chooser offers still leaves it out.
+    assert!(
+        !sessions
+            .dispatcher()
+            .policy_surface()
+            .iter()
+            .any(|entry| entry.permission == "rename_task.bulk")
+    );
+}
