@@ -40,14 +40,16 @@ impl RecordStore for PgStore {
         let (collection, owner, text) =
             (collection.to_owned(), owner.id().to_owned(), to_text(data)?);
         // Not retried like the idempotent statements: sent twice, it
-        // would store the record twice. The collection's lock gives two
-        // replicas inserting at once distinct ids.
+        // would store the record twice. The lock of the owner's part of
+        // the collection gives two replicas inserting there at once
+        // distinct ids, and leaves other owners' inserts alone.
         let row = self.transaction(move |transaction| {
             async move {
                 transaction
                     .execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended('chalie.records.' || $1, 0))",
-                        &[&collection],
+                        "SELECT pg_advisory_xact_lock(hashtextextended(
+                             'chalie.records.' || length($1) || ':' || $1 || $2, 0))",
+                        &[&collection, &owner],
                     )
                     .await
                     .map_err(pg_error)?;
@@ -55,7 +57,7 @@ impl RecordStore for PgStore {
                     .query_one(
                         "INSERT INTO user_records (collection, id, owner, data)
                          VALUES ($1, (SELECT COALESCE(MAX(id), 0) + 1 FROM user_records
-                                      WHERE collection = $1), $2, $3)
+                                      WHERE collection = $1 AND owner = $2), $2, $3)
                          RETURNING id, data, deleted_at IS NOT NULL",
                         &[&collection, &owner, &text],
                     )
@@ -141,7 +143,7 @@ impl RecordStore for PgStore {
         check_collection(collection)?;
         self.rows(
             "SELECT id, data, deleted_at IS NOT NULL FROM user_records
-             WHERE owner = $1 AND collection = $2 AND ($3 OR deleted_at IS NULL) ORDER BY id",
+             WHERE collection = $2 AND owner = $1 AND ($3 OR deleted_at IS NULL) ORDER BY id",
             params![
                 owner.id().to_owned(),
                 collection.to_owned(),

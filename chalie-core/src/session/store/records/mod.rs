@@ -27,8 +27,9 @@ use crate::turn::Principal;
 /// One record as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// Its id: unique in its collection, whoever owns it, never reused
-    /// (a deleted record keeps its id).
+    /// Its id: unique among its owner's records in its collection,
+    /// numbered for that owner alone (another owner's records never show
+    /// in it), never reused (a deleted record keeps its id).
     pub id: u64,
     /// What the application stored.
     pub data: Value,
@@ -73,7 +74,7 @@ pub const MAX_COLLECTION_LEN: usize = 64;
 /// ```
 pub trait RecordStore: Send + Sync {
     /// Stores `data` as a new record of `owner` in `collection`; returns it
-    /// with its id, one more than the collection's highest.
+    /// with its id, one more than the highest of `owner`'s there.
     fn insert_record(
         &self,
         owner: &Principal,

@@ -8,14 +8,14 @@ use crate::session::store::StoreError;
 use crate::session::store::sqlite::SqliteStore;
 use crate::turn::Principal;
 
-/// The records' table; `deleted` is 0 or 1. Keyed by collection and id so
-/// ids are unique in a collection; every query also names the owner.
+/// The records' table; `deleted` is 0 or 1. Keyed by collection, owner and
+/// id: each owner's ids in a collection are numbered on their own, so no
+/// owner learns of another's records, and every query names the owner.
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS user_records (
-    collection TEXT NOT NULL, id INTEGER NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
-    deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, id)
+    collection TEXT NOT NULL, owner TEXT NOT NULL, id INTEGER NOT NULL, data TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, owner, id)
 );
-CREATE INDEX IF NOT EXISTS user_records_by_owner ON user_records (owner, collection, id);
 ";
 
 fn failed(error: impl std::fmt::Display) -> StoreError {
@@ -50,7 +50,8 @@ impl RecordStore for SqliteStore {
             .db()
             .query_row(
                 "INSERT INTO user_records (collection, id, owner, data)
-                 SELECT ?1, COALESCE(MAX(id), 0) + 1, ?2, ?3 FROM user_records WHERE collection = ?1
+                 SELECT ?1, COALESCE(MAX(id), 0) + 1, ?2, ?3 FROM user_records
+                 WHERE collection = ?1 AND owner = ?2
                  RETURNING id",
                 params![collection, owner.id(), text],
                 |row| row.get(0),
@@ -140,7 +141,7 @@ impl RecordStore for SqliteStore {
         let mut statement = db
             .prepare_cached(
                 "SELECT id, data, deleted FROM user_records
-                 WHERE owner = ?1 AND collection = ?2 AND (?3 OR deleted = 0) ORDER BY id",
+                 WHERE collection = ?2 AND owner = ?1 AND (?3 OR deleted = 0) ORDER BY id",
             )
             .map_err(failed)?;
         let rows = statement
