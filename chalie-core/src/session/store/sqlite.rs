@@ -114,7 +114,9 @@ pub struct SqliteStore {
     _lock: Option<Arc<std::fs::File>>,
 }
 
-fn failed(error: impl std::fmt::Display) -> StoreError {
+/// A SQLite error as the store reports it: a full database says that
+/// nothing of the write was kept, and what to do.
+pub(crate) fn failed(error: impl std::fmt::Display) -> StoreError {
     let text = error.to_string();
     if text.contains("database or disk is full") {
         return StoreError(format!(

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{Listing, Record, RecordStore, check_collection, database_id, stored_id};
 use crate::session::store::StoreError;
-use crate::session::store::sqlite::SqliteStore;
+use crate::session::store::sqlite::{SqliteStore, failed};
 use crate::turn::Principal;
 
 /// The records' table; `deleted` is 0 or 1. Keyed by collection, owner and
@@ -17,10 +17,6 @@ CREATE TABLE IF NOT EXISTS user_records (
     deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, owner, id)
 );
 ";
-
-fn failed(error: impl std::fmt::Display) -> StoreError {
-    StoreError(format!("SQLite: {error}"))
-}
 
 fn to_text(data: &Value) -> Result<String, StoreError> {
     serde_json::to_string(data).map_err(failed)
@@ -44,8 +40,9 @@ impl RecordStore for SqliteStore {
     ) -> Result<Record, StoreError> {
         check_collection(collection)?;
         let text = to_text(data)?;
-        // One statement: SQLite serialises writers, so two processes
-        // sharing the file never take the same id.
+        // One statement: SQLite serialises writers, so two threads (or two
+        // stores this process opened on the file; another process is
+        // refused at open) never take the same id.
         let id: i64 = self
             .db()
             .query_row(
