@@ -139,6 +139,30 @@ pub(crate) fn check_collection(collection: &str) -> Result<(), StoreError> {
     }
 }
 
+/// What a database store looks a record up by: the collection, checked,
+/// and the id as the database keeps it; `None` for an id no store could
+/// have issued, which reads as missing.
+pub(crate) fn key(collection: &str, id: u64) -> Result<Option<i64>, StoreError> {
+    check_collection(collection)?;
+    Ok(database_id(id))
+}
+
+/// A record's data as a database store keeps it: JSON text.
+pub(crate) fn encode(data: &Value) -> Result<String, StoreError> {
+    serde_json::to_string(data)
+        .map_err(|error| StoreError(format!("a record's data cannot be stored: {error}")))
+}
+
+/// A record read back from a database store's `id`, `data` and `deleted`.
+pub(crate) fn decode(id: i64, data: &str, deleted: bool) -> Result<Record, StoreError> {
+    Ok(Record {
+        id: stored_id(id)?,
+        data: serde_json::from_str(data)
+            .map_err(|error| StoreError(format!("record {id} holds invalid JSON: {error}")))?,
+        deleted,
+    })
+}
+
 /// A stored id as the `u64` callers see; ids start at 1, so a negative
 /// one means a database written by something else.
 pub(crate) fn stored_id(id: i64) -> Result<u64, StoreError> {

@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
-use super::{Listing, Record, RecordStore, check_collection, database_id, stored_id};
+use super::{Listing, Record, RecordStore, check_collection, decode, encode, key};
 use crate::session::store::StoreError;
 use crate::session::store::sqlite::{SqliteStore, failed};
 use crate::turn::Principal;
@@ -18,19 +18,6 @@ CREATE TABLE IF NOT EXISTS user_records (
 );
 ";
 
-fn to_text(data: &Value) -> Result<String, StoreError> {
-    serde_json::to_string(data).map_err(failed)
-}
-
-fn record_from(id: i64, data: &str, deleted: bool) -> Result<Record, StoreError> {
-    Ok(Record {
-        id: stored_id(id)?,
-        data: serde_json::from_str(data)
-            .map_err(|error| StoreError(format!("record {id} holds invalid JSON: {error}")))?,
-        deleted,
-    })
-}
-
 impl RecordStore for SqliteStore {
     fn insert_record(
         &self,
@@ -39,7 +26,7 @@ impl RecordStore for SqliteStore {
         data: &Value,
     ) -> Result<Record, StoreError> {
         check_collection(collection)?;
-        let text = to_text(data)?;
+        let text = encode(data)?;
         // One statement: SQLite serialises writers, so two threads (or two
         // stores this process opened on the file; another process is
         // refused at open) never take the same id.
@@ -54,7 +41,7 @@ impl RecordStore for SqliteStore {
                 |row| row.get(0),
             )
             .map_err(failed)?;
-        record_from(id, &text, false)
+        decode(id, &text, false)
     }
 
     fn record(
@@ -63,8 +50,7 @@ impl RecordStore for SqliteStore {
         collection: &str,
         id: u64,
     ) -> Result<Option<Record>, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(None);
         };
         let data: Option<String> = self
@@ -77,7 +63,7 @@ impl RecordStore for SqliteStore {
             )
             .optional()
             .map_err(failed)?;
-        data.map(|data| record_from(id, &data, false)).transpose()
+        data.map(|data| decode(id, &data, false)).transpose()
     }
 
     fn update_record(
@@ -87,11 +73,10 @@ impl RecordStore for SqliteStore {
         id: u64,
         data: &Value,
     ) -> Result<Option<Record>, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(None);
         };
-        let text = to_text(data)?;
+        let text = encode(data)?;
         let changed = self
             .db()
             .execute(
@@ -103,7 +88,7 @@ impl RecordStore for SqliteStore {
         if changed == 0 {
             return Ok(None);
         }
-        record_from(id, &text, false).map(Some)
+        decode(id, &text, false).map(Some)
     }
 
     fn delete_record(
@@ -112,8 +97,7 @@ impl RecordStore for SqliteStore {
         collection: &str,
         id: u64,
     ) -> Result<bool, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(false);
         };
         let changed = self
@@ -155,7 +139,7 @@ impl RecordStore for SqliteStore {
             .map_err(failed)?;
         rows.map(|row| {
             let (id, data, deleted) = row.map_err(failed)?;
-            record_from(id, &data, deleted)
+            decode(id, &data, deleted)
         })
         .collect()
     }
