@@ -40,6 +40,7 @@ pub use call::{Dispatched, Refusal, ToolCall};
 pub use external::{ExternalOutput, ExternalTool, ExternalTools, SOURCE_SEPARATOR, source_of};
 pub(crate) use hook::{GateHook, HookError};
 pub use limits::{Admission, RateCounter, RateCounterError, RateLimit, RateScope};
+pub(crate) use policy::split_permission;
 pub use policy::{Policy, PolicyError, Setting, SettingSource};
 pub use reach::ChannelTools;
 pub use store::PolicyStore;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 
-use super::policy::{Policy, PolicyError, PolicyIndex, Setting, channel_index};
+use super::policy::{Policy, PolicyError, PolicyIndex, Setting, channel_index, split_permission};
 use crate::{Channel, Registry};
 
 /// The dispatcher's current policy. Reads are a lock-free pointer load
@@ -74,8 +74,10 @@ impl PolicyStore {
         Arc::clone(&self.current.load().policy)
     }
 
-    /// Swaps in `change` applied to a copy of the current policy.
-    fn change(&self, change: impl FnOnce(&mut Policy)) {
+    /// Swaps in `change` applied to a copy of the current policy: one
+    /// clone and one index rebuild however much `change` does, and no
+    /// other change lost between the copy and the swap.
+    pub(crate) fn change(&self, change: impl FnOnce(&mut Policy)) {
         self.swap(|current| {
             let mut policy = current.clone();
             change(&mut policy);
@@ -92,7 +94,7 @@ impl PolicyStore {
         setting: Setting,
     ) -> Result<(), PolicyError> {
         // Check the permission first, so the change itself cannot fail.
-        Policy::new().set(channel, permission, setting)?;
+        split_permission(permission)?;
         self.change(|policy| {
             let _ = policy.set(channel, permission, setting);
         });

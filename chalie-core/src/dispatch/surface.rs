@@ -53,9 +53,25 @@ impl Dispatcher {
     /// call always has its action, so `tool` alone gates nothing); for an
     /// external tool, its name; and every other permission the policy
     /// names (a qualifier an ability derives from its inputs). Internal
-    /// abilities, and permissions set to `internal` on any channel, are
-    /// left out: they are plumbing, not a choice.
+    /// abilities, and permissions `internal` on any channel (set so, or
+    /// covered by a `tool.*` set so), are left out: they are plumbing, not
+    /// a choice. [`policy_entries`](Self::policy_entries) keeps the latter.
     pub fn policy_surface(&self) -> Vec<SurfaceEntry> {
+        self.policy_entries()
+            .into_iter()
+            .filter(|entry| {
+                Channel::ALL
+                    .iter()
+                    .all(|channel| entry.setting(*channel) != Setting::Internal)
+            })
+            .collect()
+    }
+
+    /// Every permission of the [`policy_surface`](Self::policy_surface),
+    /// and those it leaves out for being `internal` on some channel: what
+    /// a policy manager shows, the `internal` cells locked and the others
+    /// editable. Internal abilities are still left out.
+    pub fn policy_entries(&self) -> Vec<SurfaceEntry> {
         let policy = self.policy.snapshot();
         let mut permissions: Vec<String> = Vec::new();
         for entry in self.registry.iter() {
@@ -105,9 +121,6 @@ impl Dispatcher {
                         (setting.on(channel), source)
                     });
                 let settings = resolved.map(|(setting, _)| setting);
-                if settings.contains(&Setting::Internal) {
-                    return None;
-                }
                 Some(SurfaceEntry {
                     chat: settings[0],
                     subconscious: settings[1],

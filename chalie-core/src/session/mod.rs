@@ -173,7 +173,7 @@ pub use store::records::{Listing, MAX_COLLECTION_LEN, Record, RecordStore};
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::SqliteStore;
 pub use store::{
-    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, PolicyRecord, RunRecord,
-    RunStatus, SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord,
+    ApprovalRecord, ApprovalState, Decision, DecisionSink, PlanStep, PolicyRecord, PolicySink,
+    RunRecord, RunStatus, SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord,
     ToolCallStatus,
 };

@@ -1,10 +1,11 @@
 //! [`Sessions`]: the host's handle on conversations, runs and approvals.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::dispatch::{Setting, split_permission};
 use crate::session::error::SessionError;
 use crate::session::event::Event;
 use crate::session::event_log::{EventLog, EventStream};
@@ -16,7 +17,7 @@ use crate::session::store::memory::MemoryStore;
 use crate::session::store::{
     ApprovalState, Decision, PlanStep, PolicyRecord, RunStatus, SessionRecord, SessionStore,
 };
-use crate::{Channel, Dispatcher, dispatch::Setting, turn::Principal};
+use crate::{Channel, Dispatcher, turn::Principal};
 
 /// One run: its id and its events. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -149,6 +150,7 @@ impl SessionsBuilder {
                 run_prefix: unique_prefix(),
                 heartbeat: Default::default(),
                 running,
+                policy_changes: Mutex::new(()),
             }),
         };
         // The policy changes a policy manager made, kept with the sessions,
@@ -172,6 +174,16 @@ impl SessionsBuilder {
                     );
                 }
             }));
+        // A policy change kept through another replica gates the next call
+        // here too: the kept changes are applied again as it is announced.
+        let core = Arc::downgrade(&sessions.core);
+        sessions.core.store.watch_policy(Arc::new(move || {
+            if let Some(core) = core.upgrade()
+                && let Err(failure) = (Sessions { core }).restore_policy()
+            {
+                tracing::error!(error = %failure, "a policy change kept by another replica could not be applied");
+            }
+        }));
         sessions
     }
 }
@@ -278,11 +290,14 @@ impl Sessions {
         permission: &str,
         setting: Setting,
     ) -> Result<(), SessionError> {
-        // Checked on a scratch policy first: nothing is stored for a
-        // permission the live policy would refuse.
-        crate::dispatch::Policy::new()
-            .set(channel, permission, setting)
+        // Checked first: nothing is stored for a permission the live
+        // policy would refuse.
+        split_permission(permission)
             .map_err(|refused| SessionError::BadPermission(refused.to_string()))?;
+        // One change at a time, stored and applied together: two racing
+        // changes of one cell cannot leave the store with one and the live
+        // policy with the other.
+        let _changing = lock(&self.core.policy_changes);
         self.core.store.put_policy(&PolicyRecord {
             channel,
             permission: permission.to_owned(),
@@ -296,19 +311,55 @@ impl Sessions {
     }
 
     /// Applies every policy change the store keeps to the dispatcher's
-    /// live policy, in the order they were made; returns how many. Done by
-    /// [`build`](SessionsBuilder::build); call it again after changing the
-    /// dispatcher's policy wholesale (e.g. reloading a policy file).
+    /// live policy, in the order they were made, in one swap; returns how
+    /// many applied. Done by [`build`](SessionsBuilder::build), and again
+    /// whenever another replica sharing the store keeps a change; call it
+    /// again after changing the dispatcher's policy wholesale (e.g.
+    /// reloading a policy file).
+    ///
+    /// A kept change is skipped, and logged, when its permission is
+    /// malformed (the others still apply) or when its cell is `internal`
+    /// in the live policy: the host has since made it plumbing, which no
+    /// policy manager may change.
     pub fn restore_policy(&self) -> Result<usize, SessionError> {
+        let _changing = lock(&self.core.policy_changes);
         let kept = self.core.store.policy()?;
-        for record in &kept {
-            self.core
-                .dispatcher
-                .policy()
-                .set(record.channel, &record.permission, record.setting)
-                .map_err(|refused| SessionError::BadPermission(refused.to_string()))?;
-        }
-        Ok(kept.len())
+        let mut applied = 0;
+        self.core.dispatcher.policy().change(|policy| {
+            // Which to apply is decided on the live policy as it was, before
+            // any of them changed it.
+            let apply: Vec<&PolicyRecord> = kept
+                .iter()
+                .filter(|record| {
+                    let (tool, qualifier) = match split_permission(&record.permission) {
+                        Ok(parts) => parts,
+                        Err(refused) => {
+                            tracing::warn!(error = %refused, "a kept policy change names no permission; skipped");
+                            return false;
+                        }
+                    };
+                    let internal =
+                        policy.resolve(record.channel, tool, qualifier).0 == Setting::Internal;
+                    if internal {
+                        tracing::warn!(
+                            permission = %record.permission,
+                            channel = record.channel.as_str(),
+                            "a kept policy change is for a permission the host's policy makes internal; skipped"
+                        );
+                    }
+                    !internal
+                })
+                .collect();
+            for record in apply {
+                if policy
+                    .set(record.channel, &record.permission, record.setting)
+                    .is_ok()
+                {
+                    applied += 1;
+                }
+            }
+        });
+        Ok(applied)
     }
 
     /// The session's mode (a new session is in [`Mode::Approval`]).

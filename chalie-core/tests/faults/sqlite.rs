@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use chalie_core::session::{Message, Mode, SessionRecord, SessionStore, SqliteStore};
+use chalie_core::session::{Message, Mode, RecordStore, SessionRecord, SessionStore, SqliteStore};
 use serde_json::json;
 
 use crate::report;
@@ -111,6 +111,21 @@ fn a_full_database_refuses_the_write_that_does_not_fit_and_keeps_the_rest() {
         refusal.1.contains("full") && refusal.1.contains("retry"),
         "{}",
         refusal.1
+    );
+    // A user's record refused for the same reason says the same: what was
+    // kept, and to free space and retry.
+    let owner = chalie_core::turn::Principal::new("alice");
+    let mut records = 0;
+    let refused = loop {
+        match store.insert_record(&owner, "notes", &json!({ "text": "y".repeat(4000) })) {
+            Ok(_) => records += 1,
+            Err(error) => break error.to_string(),
+        }
+        assert!(records < 10_000, "the size limit never refused a record");
+    };
+    assert!(
+        refused.contains("full") && refused.contains("retry"),
+        "{refused}"
     );
     drop(store);
 

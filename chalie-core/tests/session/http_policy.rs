@@ -8,7 +8,9 @@
 use std::sync::Arc;
 
 use chalie_core::session::{
-    BearerTokens, Mode, Reply, ScriptedModel, SessionStore, Sessions, SqliteStore, router,
+    ApprovalRecord, ApprovalState, BearerTokens, MemoryStore, Message, Mode, PlanStep,
+    PolicyRecord, Reply, RunRecord, ScriptedModel, SessionRecord, SessionStore, Sessions,
+    SqliteStore, StoreError, StoredMessage, ToolCallRecord, router,
 };
 use chalie_core::turn::Principal;
 use chalie_core::{Channel, dispatch::Setting};
@@ -372,4 +374,218 @@ async fn listings_answer_only_the_caller_s_own() {
     assert_eq!(body(health).await, json!({ "status": "ok" }));
     let me = body(client(BOB).get(format!("{base}/me")).send().await.unwrap()).await;
     assert_eq!(me, json!({ "principal": "bob", "mayChangePolicy": false }));
+}
+
+/// A [`MemoryStore`] whose `put_policy` of `allow` returns only after a
+/// while: a change racing it is kept and applied in between.
+struct SlowAllow(MemoryStore);
+
+impl SessionStore for SlowAllow {
+    fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError> {
+        self.0.put_policy(record)?;
+        if record.setting == Setting::Allow {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(())
+    }
+    fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError> {
+        self.0.policy()
+    }
+    fn put_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.0.put_session(session)
+    }
+    fn create_session(&self, session: &SessionRecord) -> Result<SessionRecord, StoreError> {
+        self.0.create_session(session)
+    }
+    fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.0.session(id)
+    }
+    fn sessions_of(&self, owner: &Principal) -> Result<Vec<SessionRecord>, StoreError> {
+        self.0.sessions_of(owner)
+    }
+    fn put_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.0.put_run(run)
+    }
+    fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
+        self.0.run(id)
+    }
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        self.0.unfinished_runs()
+    }
+    fn append_message(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        message: &Message,
+    ) -> Result<u64, StoreError> {
+        self.0.append_message(session_id, run_id, message)
+    }
+    fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.0.messages(session_id)
+    }
+    fn put_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        self.0.put_tool_call(record)
+    }
+    fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
+        self.0.tool_calls(run_id)
+    }
+    fn put_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
+        self.0.put_approval(approval)
+    }
+    fn approval(&self, run_id: &str, call_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        self.0.approval(run_id, call_id)
+    }
+    fn decide_approval(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        state: ApprovalState,
+    ) -> Result<bool, StoreError> {
+        self.0.decide_approval(run_id, call_id, state)
+    }
+    fn pending_approvals(&self, session_id: &str) -> Result<Vec<ApprovalRecord>, StoreError> {
+        self.0.pending_approvals(session_id)
+    }
+    fn add_plan_step(&self, session_id: &str, step: &PlanStep) -> Result<(), StoreError> {
+        self.0.add_plan_step(session_id, step)
+    }
+    fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, StoreError> {
+        self.0.plan(session_id)
+    }
+    fn clear_plan(&self, session_id: &str) -> Result<(), StoreError> {
+        self.0.clear_plan(session_id)
+    }
+}
+
+#[test]
+fn racing_changes_of_one_cell_leave_the_live_policy_as_the_store() {
+    let store: Arc<dyn SessionStore> = Arc::new(SlowAllow(MemoryStore::new()));
+    let sessions = sessions_with(allow_all(), Arc::new(ScriptedModel::new([])), Some(store));
+    for round in 0..20 {
+        std::thread::scope(|scope| {
+            for thread in 0..4 {
+                let sessions = &sessions;
+                scope.spawn(move || {
+                    let setting = if (round + thread) % 2 == 0 {
+                        Setting::Allow
+                    } else {
+                        // Let the `allow` be kept first, and race its apply.
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        Setting::Deny
+                    };
+                    sessions
+                        .set_policy(Channel::Chat, "rename_task", setting)
+                        .unwrap();
+                });
+            }
+        });
+        let stored = sessions.store().policy().unwrap();
+        assert_eq!(stored.len(), 1, "{stored:?}");
+        assert_eq!(
+            sessions
+                .dispatcher()
+                .policy()
+                .get(Channel::Chat, "rename_task"),
+            stored[0].setting,
+            "round {round}: the live policy differs from the store"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_kept_change_does_not_reopen_what_the_host_made_internal() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let store = || -> Arc<dyn SessionStore> { Arc::new(SqliteStore::open(file.path()).unwrap()) };
+    let model = || Arc::new(ScriptedModel::new([]));
+    let first = sessions_with(allow_all(), model(), Some(store()));
+    first
+        .set_policy(Channel::Chat, "rename_task", Setting::Deny)
+        .unwrap();
+    first
+        .set_policy(Channel::Subconscious, "rename_task", Setting::Allow)
+        .unwrap();
+    drop(first);
+
+    // The host has since made `rename_task` plumbing on chat: the kept
+    // change of that cell is not applied (a PUT of it would be 409), the
+    // kept change of another cell still is.
+    let mut host = allow_all();
+    host.set(Channel::Chat, "rename_task", Setting::Internal)
+        .unwrap();
+    let second = sessions_with(host, model(), Some(store()));
+    let live = second.dispatcher().policy();
+    assert_eq!(live.get(Channel::Chat, "rename_task"), Setting::Internal);
+    assert_eq!(
+        live.get(Channel::Subconscious, "rename_task"),
+        Setting::Allow
+    );
+    assert_eq!(second.restore_policy().unwrap(), 1);
+    assert_eq!(live.get(Channel::Chat, "rename_task"), Setting::Internal);
+}
+
+#[tokio::test]
+async fn a_permission_internal_through_its_tool_star_is_listed_its_other_cells_editable() {
+    // The operator makes every qualifier of `rename_task` plumbing on chat;
+    // `rename_task.bulk` (a qualifier the ability derives) is named on
+    // subconscious only, so it is internal on chat through `rename_task.*`.
+    let mut host = allow_all();
+    host.set(Channel::Chat, "rename_task.*", Setting::Internal)
+        .unwrap();
+    host.set(Channel::Subconscious, "rename_task.bulk", Setting::Deny)
+        .unwrap();
+    let sessions = sessions_with(host, Arc::new(ScriptedModel::new([])), None);
+    let base = serve(sessions.clone()).await;
+    let shown = body(
+        client(OPS)
+            .get(format!("{base}/policy"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let row = shown["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["permission"] == "rename_task.bulk")
+        .unwrap_or_else(|| panic!("`rename_task.bulk` is listed: {shown}"))
+        .clone();
+    assert_eq!(row["settings"]["chat"]["setting"], "internal", "{row}");
+    assert_eq!(row["settings"]["chat"]["source"], "every-action", "{row}");
+    assert_eq!(row["settings"]["chat"]["editable"], false, "{row}");
+    assert_eq!(row["settings"]["subconscious"]["editable"], true, "{row}");
+
+    let changed = put_policy(
+        &base,
+        OPS,
+        json!({ "permission": "rename_task.bulk", "channel": "subconscious", "setting": "allow" }),
+    )
+    .await;
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_eq!(
+        body(changed).await["settings"]["subconscious"]["setting"],
+        "allow"
+    );
+    let locked = put_policy(
+        &base,
+        OPS,
+        json!({ "permission": "rename_task.bulk", "channel": "chat", "setting": "allow" }),
+    )
+    .await;
+    assert_eq!(locked.status(), StatusCode::CONFLICT);
+    assert_eq!(
+        sessions
+            .dispatcher()
+            .policy()
+            .get(Channel::Chat, "rename_task.bulk"),
+        Setting::Internal
+    );
+    // The surface a chooser offers still leaves it out.
+    assert!(
+        !sessions
+            .dispatcher()
+            .policy_surface()
+            .iter()
+            .any(|entry| entry.permission == "rename_task.bulk")
+    );
 }

@@ -7,8 +7,8 @@ use chalie_core::turn::Principal;
 use serde_json::json;
 
 /// What a store must do with two principals' records; leaves Alice's
-/// task 1 (`Buy bread`, after an update) and Bob's note 2 live, Alice's
-/// task 3 deleted.
+/// task 1 (`Buy bread`, after an update) and Bob's note 1 live, Alice's
+/// task 2 deleted.
 pub(crate) fn contract(store: &dyn RecordStore) {
     let (alice, bob) = (Principal::new("alice"), Principal::new("bob"));
     let milk = store
@@ -20,23 +20,39 @@ pub(crate) fn contract(store: &dyn RecordStore) {
     let gone = store
         .insert_record(&alice, "tasks", &json!({ "title": "Drop me" }))
         .unwrap();
-    // Ids are unique in a collection, whoever owns the record.
-    assert_eq!((milk.id, note.id, gone.id), (1, 2, 3));
+    // Ids are numbered per owner in a collection: Bob's insert in between
+    // leaves no gap in Alice's, so she cannot learn that he added one.
+    assert_eq!((milk.id, note.id, gone.id), (1, 1, 2));
+    assert_eq!(gone.id, milk.id + 1, "Alice's ids have no gap");
     // Another collection counts its own ids.
     let other = store
         .insert_record(&alice, "events", &json!({ "title": "Gym" }))
         .unwrap();
     assert_eq!(other.id, 1);
 
-    // Another principal's record reads as missing, and nothing changes.
-    assert_eq!(store.record(&bob, "tasks", milk.id).unwrap(), None);
+    // Another principal's record reads as missing, and nothing changes: an
+    // id only Alice has (Bob's own id 1 is his note).
+    assert_eq!(store.record(&bob, "tasks", gone.id).unwrap(), None);
     assert_eq!(
         store
-            .update_record(&bob, "tasks", milk.id, &json!({ "title": "Hijacked" }))
+            .update_record(&bob, "tasks", gone.id, &json!({ "title": "Hijacked" }))
             .unwrap(),
         None
     );
-    assert!(!store.delete_record(&bob, "tasks", milk.id).unwrap());
+    assert!(!store.delete_record(&bob, "tasks", gone.id).unwrap());
+    assert_eq!(
+        store
+            .record(&alice, "tasks", gone.id)
+            .unwrap()
+            .unwrap()
+            .data,
+        json!({ "title": "Drop me" })
+    );
+    assert_eq!(
+        store.record(&bob, "tasks", milk.id).unwrap().unwrap().data,
+        json!({ "title": "Bob's" }),
+        "Bob's id 1 is his own record, not Alice's"
+    );
     assert_eq!(
         store
             .record(&alice, "tasks", milk.id)
@@ -46,7 +62,7 @@ pub(crate) fn contract(store: &dyn RecordStore) {
         json!({ "title": "Buy milk" })
     );
     // A record in another collection with the same id is another record.
-    assert_eq!(store.record(&alice, "events", note.id).unwrap(), None);
+    assert_eq!(store.record(&alice, "events", gone.id).unwrap(), None);
 
     let updated = store
         .update_record(&alice, "tasks", milk.id, &json!({ "title": "Buy bread" }))
@@ -77,13 +93,23 @@ pub(crate) fn contract(store: &dyn RecordStore) {
         .iter()
         .map(|record| (record.id, record.deleted))
         .collect();
-    assert_eq!(all, [(1, false), (3, true)]);
+    assert_eq!(all, [(1, false), (2, true)]);
     // A deleted id is never issued again.
     let next = store
         .insert_record(&bob, "tasks", &json!({ "title": "Next" }))
         .unwrap();
-    assert_eq!(next.id, 4);
+    assert_eq!(next.id, 2);
     assert!(store.delete_record(&bob, "tasks", next.id).unwrap());
+    let scratch = store.insert_record(&alice, "scratch", &json!({})).unwrap();
+    assert!(store.delete_record(&alice, "scratch", scratch.id).unwrap());
+    assert_eq!(
+        store
+            .insert_record(&alice, "scratch", &json!({}))
+            .unwrap()
+            .id,
+        scratch.id + 1,
+        "the owner's deleted id is not issued again"
+    );
 
     // Ids no store issues read as missing.
     assert_eq!(store.record(&alice, "tasks", 0).unwrap(), None);
@@ -112,11 +138,11 @@ pub(crate) fn contract_left(store: &dyn RecordStore) {
                 record.deleted
             ))
             .collect::<Vec<_>>(),
-        [(1, "Buy bread", false), (3, "Drop me", true)]
+        [(1, "Buy bread", false), (2, "Drop me", true)]
     );
     let bob_tasks = store.records(&bob, "tasks", Listing::Live).unwrap();
     assert_eq!(bob_tasks.len(), 1);
-    assert_eq!(bob_tasks[0].id, 2);
+    assert_eq!(bob_tasks[0].id, 1);
 }
 
 #[test]

@@ -2,10 +2,11 @@
 //! each channel, `PUT /policy` changes one, for every session at once.
 //!
 //! A row is a permission of the dispatcher's
-//! [`policy_surface`](crate::Dispatcher::policy_surface) (editable), or one
-//! that is `internal` — an ability declared so, or a permission the
-//! operator's policy sets to `internal` — shown so the operator sees the
-//! whole gate, but not editable: changing it is `409 not-editable`. A
+//! [`policy_entries`](crate::Dispatcher::policy_entries), or an ability
+//! declared `internal`. A cell that is `internal` — the ability declared
+//! so, or the operator's policy setting the permission or its `tool.*` so
+//! on that channel — is shown so the operator sees the whole gate, but not
+//! editable: changing it is `409 not-editable`; the row's other cells are. A
 //! change is kept in the sessions' store and swapped into the live policy
 //! ([`Sessions::set_policy`]), so it survives a restart and gates the next
 //! call of every run. Only a principal the [`Authenticate`] seam lets
@@ -64,17 +65,20 @@ fn source_name(source: SettingSource) -> &'static str {
     }
 }
 
-/// Every row, sorted by permission: the surface's, then the internal ones.
+/// Every row, sorted by permission: the dispatcher's
+/// [`policy_entries`](crate::Dispatcher::policy_entries), each cell
+/// editable unless `internal` (set so, or covered by a `tool.*` set so),
+/// then the abilities declared internal.
 fn rows(sessions: &Sessions) -> Vec<Row> {
     let dispatcher = sessions.dispatcher();
     let mut rows: Vec<Row> = dispatcher
-        .policy_surface()
+        .policy_entries()
         .into_iter()
         .map(|entry| Row {
             cells: Channel::ALL.map(|channel| Cell {
                 setting: entry.setting(channel),
                 source: source_name(entry.source(channel)),
-                editable: true,
+                editable: entry.setting(channel) != Setting::Internal,
             }),
             permission: entry.permission,
         })
@@ -91,35 +95,6 @@ fn rows(sessions: &Sessions) -> Vec<Row> {
                 cells: [declared; 3],
             });
         }
-    }
-    // A permission the operator set to `internal` on some channel: the
-    // surface leaves it out; here it is shown, that channel locked.
-    let policy = dispatcher.policy().snapshot();
-    let mut set_internal: Vec<String> = Channel::ALL
-        .iter()
-        .flat_map(|channel| policy.permissions(*channel))
-        .filter(|(_, setting)| *setting == Setting::Internal)
-        .map(|(permission, _)| permission)
-        .collect();
-    set_internal.sort();
-    set_internal.dedup();
-    for permission in set_internal {
-        if rows.iter().any(|row| row.permission == permission) {
-            continue;
-        }
-        let (tool, qualifier) = match permission.split_once('.') {
-            Some((tool, qualifier)) => (tool, Some(qualifier)),
-            None => (permission.as_str(), None),
-        };
-        let cells = Channel::ALL.map(|channel| {
-            let (setting, source) = policy.resolve(channel, tool, qualifier);
-            Cell {
-                setting: setting.on(channel),
-                source: source_name(source),
-                editable: setting != Setting::Internal,
-            }
-        });
-        rows.push(Row { permission, cells });
     }
     rows.sort_by(|a, b| a.permission.cmp(&b.permission));
     rows

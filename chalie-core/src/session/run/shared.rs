@@ -112,6 +112,10 @@ pub(crate) struct Core {
     pub(crate) heartbeat: Mutex<Option<JoinHandle<()>>>,
     /// One permit per run going, `config.max_running` in all.
     pub(crate) running: Arc<tokio::sync::Semaphore>,
+    /// Held across keeping a policy change and applying it (or applying
+    /// every kept one), so the live policy ends as the store does whatever
+    /// changes race.
+    pub(crate) policy_changes: Mutex<()>,
 }
 
 /// Locks, taking over a lock poisoned by a panic elsewhere: the maps stay

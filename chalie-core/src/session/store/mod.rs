@@ -273,6 +273,12 @@ pub struct Decision {
 /// Told of every [`Decision`] taken through any process sharing the store.
 pub type DecisionSink = Arc<dyn Fn(Decision) + Send + Sync>;
 
+/// Told that the kept policy changes may have changed through a process
+/// sharing the store (a change was kept, or the store lost touch for a
+/// while and cannot say): the sink reads [`SessionStore::policy`] again.
+/// Called on a thread that may block on the store.
+pub type PolicySink = Arc<dyn Fn() + Send + Sync>;
+
 /// Where sessions live. [`MemoryStore`](crate::session::MemoryStore) keeps them in
 /// memory; with the `sqlite` feature, `SqliteStore`
 /// in an embedded database that survives a restart.
@@ -401,6 +407,14 @@ pub trait SessionStore: Send + Sync {
     /// A store only one process opens has no such decisions: the default
     /// keeps nothing.
     fn watch_decisions(&self, sink: DecisionSink) {
+        let _ = sink;
+    }
+
+    /// Registers `sink` to hear of every policy change kept through any
+    /// process sharing this store, so each applies it to its live policy.
+    /// A store only one process opens (memory, SQLite, which refuses a
+    /// second process) has no such changes: the default keeps nothing.
+    fn watch_policy(&self, sink: PolicySink) {
         let _ = sink;
     }
 

@@ -54,35 +54,36 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
     let transaction = connection
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(failed)?;
-    let has_owner: bool = transaction
-        .query_row(
-            "SELECT COUNT(*) > 0 FROM pragma_table_info('sessions') WHERE name = 'owner'",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(failed)?;
-    if !has_owner {
-        transaction
-            .execute_batch("ALTER TABLE sessions ADD COLUMN owner TEXT")
-            .map_err(failed)?;
-    }
-    let has_card: bool = transaction
-        .query_row(
-            "SELECT COUNT(*) > 0 FROM pragma_table_info('tool_calls') WHERE name = 'card'",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(failed)?;
-    if !has_card {
-        transaction
-            .execute_batch("ALTER TABLE tool_calls ADD COLUMN card TEXT")
-            .map_err(failed)?;
-    }
+    add_column_if_missing(&transaction, "sessions", "owner", "TEXT")?;
+    add_column_if_missing(&transaction, "tool_calls", "card", "TEXT")?;
     // After the `owner` column exists, in a database of any age.
     transaction
         .execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner)")
         .map_err(failed)?;
     transaction.commit().map_err(failed)
+}
+
+/// Adds `column` (declared `decl`) to `table` unless a database of this age
+/// has it already. The names are this file's own constants, never input.
+fn add_column_if_missing(
+    transaction: &rusqlite::Transaction<'_>,
+    table: &str,
+    column: &str,
+    decl: &str,
+) -> Result<(), StoreError> {
+    let has: bool = transaction
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+            [table, column],
+            |row| row.get(0),
+        )
+        .map_err(failed)?;
+    if !has {
+        transaction
+            .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))
+            .map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// A [`SessionStore`] in an embedded SQLite database (bundled, no system
@@ -114,7 +115,9 @@ pub struct SqliteStore {
     _lock: Option<Arc<std::fs::File>>,
 }
 
-fn failed(error: impl std::fmt::Display) -> StoreError {
+/// A SQLite error as the store reports it: a full database says that
+/// nothing of the write was kept, and what to do.
+pub(crate) fn failed(error: impl std::fmt::Display) -> StoreError {
     let text = error.to_string();
     if text.contains("database or disk is full") {
         return StoreError(format!(
@@ -282,9 +285,13 @@ fn session_row(db: &Connection, id: &str) -> Result<Option<SessionRecord>, Store
     .transpose()
 }
 
-/// The columns [`tool_call_row`] reads, in its order.
-const TOOL_CALL_COLUMNS: &str =
-    "run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card";
+/// The columns [`tool_call_row`] reads, in its order: a macro, so the
+/// queries naming them are literals `prepare_cached` keeps.
+macro_rules! tool_call_columns {
+    () => {
+        "run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card"
+    };
+}
 
 type ToolCallRow = (
     String,
@@ -596,8 +603,10 @@ impl SessionStore for SqliteStore {
     fn tool_calls(&self, run_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
         let db = self.db();
         let mut statement = db
-            .prepare(&format!(
-                "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE run_id = ?1 ORDER BY ord"
+            .prepare_cached(concat!(
+                "SELECT ",
+                tool_call_columns!(),
+                " FROM tool_calls WHERE run_id = ?1 ORDER BY ord"
             ))
             .map_err(failed)?;
         let rows = statement
@@ -607,12 +616,15 @@ impl SessionStore for SqliteStore {
             .collect()
     }
 
-    /// One query, not one per run: a run asks this before every model request.
+    /// One query, not one per run, and a cached statement: a run asks this
+    /// before every model request.
     fn background_calls(&self, session_id: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
         let db = self.db();
         let mut statement = db
-            .prepare(&format!(
-                "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls
+            .prepare_cached(concat!(
+                "SELECT ",
+                tool_call_columns!(),
+                " FROM tool_calls
                  WHERE status IN ('background', 'finished') -- is_undelivered()
                    AND run_id IN (SELECT id FROM runs WHERE session_id = ?1)
                  ORDER BY rowid"

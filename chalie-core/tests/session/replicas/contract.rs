@@ -94,3 +94,47 @@ async fn the_postgres_store_keeps_records_apart_and_across_reconnecting() {
     drop(store);
     crate::records::contract_left(&PgStore::connect(&url).unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_inserting_one_owner_s_records_at_once_take_distinct_ids() {
+    use chalie_core::session::RecordStore;
+    use chalie_core::turn::Principal;
+
+    let url = fresh_database().await;
+    let stores = [
+        PgStore::connect(&url).unwrap(),
+        PgStore::connect(&url).unwrap(),
+    ];
+    let alice = Principal::new("alice");
+    let mut ids: Vec<u64> = std::thread::scope(|scope| {
+        let inserting: Vec<_> = (0..16)
+            .map(|thread| {
+                let (store, alice) = (&stores[thread % 2], &alice);
+                scope.spawn(move || {
+                    (0..4)
+                        .map(|n| {
+                            store
+                                .insert_record(
+                                    alice,
+                                    "tasks",
+                                    &serde_json::json!({ "thread": thread, "n": n }),
+                                )
+                                .unwrap_or_else(|error| panic!("insert refused: {error}"))
+                                .id
+                        })
+                        .collect::<Vec<u64>>()
+                })
+            })
+            .collect();
+        inserting
+            .into_iter()
+            .flat_map(|thread| thread.join().unwrap())
+            .collect()
+    });
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        (1..=64).collect::<Vec<u64>>(),
+        "distinct, without gaps"
+    );
+}

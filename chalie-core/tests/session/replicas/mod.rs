@@ -11,6 +11,7 @@ mod events;
 mod faults;
 mod leases;
 mod limits;
+mod policy;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,5 +1,6 @@
-//! `LISTEN chalie_approvals`: one connection per store hears every approval
-//! decided through any replica and tells the store's sinks.
+//! `LISTEN chalie_approvals` and `LISTEN chalie_policy`: one connection per
+//! store hears every approval decided and every policy change kept through
+//! any replica, and tells the store's sinks.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -9,10 +10,14 @@ use serde::{Deserialize, Serialize};
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 use super::failed;
-use crate::session::store::{ApprovalState, Decision, DecisionSink, StoreError};
+use crate::session::store::{ApprovalState, Decision, DecisionSink, PolicySink, StoreError};
 
 /// The channel decisions are announced on.
 pub(super) const CHANNEL: &str = "chalie_approvals";
+
+/// The channel a kept policy change is announced on (without a payload:
+/// the sinks read the kept changes again).
+pub(super) const POLICY_CHANNEL: &str = "chalie_policy";
 
 /// How long to wait before listening again after the connection dropped.
 const RECONNECT: Duration = Duration::from_millis(200);
@@ -25,20 +30,48 @@ pub(super) struct Payload {
     pub(super) state: String,
 }
 
-pub(super) type Sinks = Arc<Mutex<Vec<DecisionSink>>>;
+/// Who is told what the connection hears.
+#[derive(Clone, Default)]
+pub(super) struct Sinks {
+    pub(super) decisions: Arc<Mutex<Vec<DecisionSink>>>,
+    pub(super) policy: Arc<Mutex<Vec<PolicySink>>>,
+}
 
 fn tell(sinks: &Sinks, decision: Decision) {
-    let sinks = sinks.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let sinks = sinks
+        .decisions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
     for sink in sinks {
         sink(decision.clone());
     }
 }
 
+/// Tells the policy sinks, on a blocking thread: they read the store,
+/// which waits on this runtime, so they must not hold one of its workers.
+fn tell_policy(sinks: &Sinks) {
+    let sinks = sinks
+        .policy
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    if sinks.is_empty() {
+        return;
+    }
+    tokio::task::spawn_blocking(move || {
+        for sink in sinks {
+            sink();
+        }
+    });
+}
+
 /// Listens, returning once the first `LISTEN` is in place (a decision taken
 /// after [`PgStore::connect`](super::PgStore::connect) returns is heard).
 /// A dropped connection is reopened in the background, and the decisions
-/// taken since the lost one started listening are told again: a
-/// notification sent while nobody listened is not delivered later.
+/// taken since the lost one started listening are told again, and the
+/// policy sinks told to read the kept changes again: a notification sent
+/// while nobody listened is not delivered later.
 pub(super) async fn start(config: Config, sinks: Sinks) -> Result<(), StoreError> {
     let (client, heard) = listen(&config).await?;
     let mut since = listening_since(&client).await?;
@@ -58,15 +91,18 @@ pub(super) async fn start(config: Config, sinks: Sinks) -> Result<(), StoreError
             if replay(&client, since, &sinks).await.is_ok() {
                 since = now;
             }
+            tell_policy(&sinks);
             session = Some((client, heard));
         }
     });
     Ok(())
 }
 
-type Heard = futures::channel::mpsc::UnboundedReceiver<String>;
+/// What the connection heard: the channel and the payload.
+type Heard = futures::channel::mpsc::UnboundedReceiver<(String, String)>;
 
-/// A connection listening on [`CHANNEL`], and what it hears.
+/// A connection listening on [`CHANNEL`] and [`POLICY_CHANNEL`], and what
+/// it hears.
 async fn listen(config: &Config) -> Result<(Client, Heard), StoreError> {
     let (client, mut connection) = config.connect(NoTls).await.map_err(failed)?;
     let (notes, heard) = futures::channel::mpsc::unbounded();
@@ -76,12 +112,13 @@ async fn listen(config: &Config) -> Result<(Client, Heard), StoreError> {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(Ok(message)) = messages.next().await {
             if let AsyncMessage::Notification(note) = message {
-                let _ = notes.unbounded_send(note.payload().to_owned());
+                let _ =
+                    notes.unbounded_send((note.channel().to_owned(), note.payload().to_owned()));
             }
         }
     });
     client
-        .batch_execute(&format!("LISTEN {CHANNEL}"))
+        .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {POLICY_CHANNEL}"))
         .await
         .map_err(failed)?;
     Ok((client, heard))
@@ -122,11 +159,15 @@ async fn replay(client: &Client, since: SystemTime, sinks: &Sinks) -> Result<(),
     Ok(())
 }
 
-/// Tells every decision heard until the connection drops.
+/// Tells every decision and policy change heard until the connection drops.
 async fn relay(client: Client, mut heard: Heard, sinks: &Sinks) {
     // Kept alive while listening: dropping the client closes it.
     let _client = client;
-    while let Some(payload) = heard.next().await {
+    while let Some((channel, payload)) = heard.next().await {
+        if channel == POLICY_CHANNEL {
+            tell_policy(sinks);
+            continue;
+        }
         let Ok(payload) = serde_json::from_str::<Payload>(&payload) else {
             continue;
         };

@@ -18,12 +18,11 @@ mod schema;
 mod user_records;
 
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
-use crate::session::store::{DecisionSink, StoreError};
+use crate::session::store::StoreError;
 use bridge::Bridge;
 
 /// The most connections one store opens.
@@ -35,7 +34,8 @@ const POOL_SIZE: usize = 16;
 /// and the per-session rate-limit window all live in the database.
 ///
 /// - An approval decided through one replica wakes the run waiting on it in
-///   another at once (`LISTEN`/`NOTIFY`).
+///   another at once, and a policy change made through one gates the next
+///   call on every other (`LISTEN`/`NOTIFY`).
 /// - A run belongs to the replica holding its lease; a replica that dies
 ///   stops renewing, and [`Sessions::resume`](crate::session::Sessions::resume) on
 ///   another takes the run over once the lease expires, exactly once.
@@ -61,7 +61,7 @@ const POOL_SIZE: usize = 16;
 pub struct PgStore {
     pool: Pool,
     bridge: Bridge,
-    sinks: Arc<Mutex<Vec<DecisionSink>>>,
+    sinks: listen::Sinks,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -102,7 +102,7 @@ impl PgStore {
         let store = Self {
             pool,
             bridge,
-            sinks: Arc::default(),
+            sinks: listen::Sinks::default(),
         };
         let pool = store.pool.clone();
         store.bridge.run(async move {
@@ -113,7 +113,7 @@ impl PgStore {
                 .map_err(|error| StoreError(format!("cannot connect to PostgreSQL: {error}")))?;
             schema::migrate(client).await
         })?;
-        let sinks = Arc::clone(&store.sinks);
+        let sinks = store.sinks.clone();
         store
             .bridge
             .run(async move { listen::start(config, sinks).await })?;

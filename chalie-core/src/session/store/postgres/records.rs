@@ -7,14 +7,15 @@ use serde_json::Value;
 use tokio_postgres::Row;
 
 use super::PgStore;
-use super::listen::{CHANNEL, Payload};
+use super::listen::{CHANNEL, POLICY_CHANNEL, Payload};
 use super::queries::{append_message, params, pg_error};
 use crate::session::event::Event;
 use crate::session::mode::Mode;
 use crate::session::model::Message;
 use crate::session::store::{
-    ApprovalRecord, ApprovalState, DecisionSink, PlanStep, PolicyRecord, RunRecord, RunStatus,
-    SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord, ToolCallStatus,
+    ApprovalRecord, ApprovalState, DecisionSink, PlanStep, PolicyRecord, PolicySink, RunRecord,
+    RunStatus, SessionRecord, SessionStore, StoreError, StoredMessage, ToolCallRecord,
+    ToolCallStatus,
 };
 use crate::turn::Principal;
 use crate::{Channel, dispatch::Setting};
@@ -168,17 +169,32 @@ impl SessionStore for PgStore {
         .collect()
     }
 
+    /// Keeps and announces in one transaction: every replica hears of the
+    /// change once it is committed, and reads it then.
     fn put_policy(&self, record: &PolicyRecord) -> Result<(), StoreError> {
-        self.execute(
-            "INSERT INTO policy_settings (channel, permission, setting) VALUES ($1, $2, $3)
-             ON CONFLICT (channel, permission) DO UPDATE SET setting = excluded.setting",
-            params![
-                record.channel.as_str(),
-                record.permission.clone(),
-                record.setting.as_str()
-            ],
-        )?;
-        Ok(())
+        let record = record.clone();
+        self.transaction(move |transaction| {
+            async move {
+                transaction
+                    .execute(
+                        "INSERT INTO policy_settings (channel, permission, setting) VALUES ($1, $2, $3)
+                         ON CONFLICT (channel, permission) DO UPDATE SET setting = excluded.setting",
+                        &[
+                            &record.channel.as_str(),
+                            &record.permission,
+                            &record.setting.as_str(),
+                        ],
+                    )
+                    .await
+                    .map_err(pg_error)?;
+                transaction
+                    .execute("SELECT pg_notify($1, '')", &[&POLICY_CHANNEL])
+                    .await
+                    .map_err(pg_error)?;
+                Ok(())
+            }
+            .boxed()
+        })
     }
 
     fn policy(&self) -> Result<Vec<PolicyRecord>, StoreError> {
@@ -254,6 +270,15 @@ impl SessionStore for PgStore {
 
     fn watch_decisions(&self, sink: DecisionSink) {
         self.sinks
+            .decisions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(sink);
+    }
+
+    fn watch_policy(&self, sink: PolicySink) {
+        self.sinks
+            .policy
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(sink);

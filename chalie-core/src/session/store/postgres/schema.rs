@@ -59,13 +59,13 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE tool_calls ADD COLUMN card TEXT;
     ",
     // 5: each principal's records (`RecordStore`), soft-deleted with a
-    // timestamp; ids are unique in a collection.
+    // timestamp; ids are numbered per owner in a collection, so no owner
+    // learns of another's records.
     "
     CREATE TABLE user_records (
-        collection TEXT NOT NULL, id BIGINT NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
-        deleted_at TIMESTAMPTZ, PRIMARY KEY (collection, id)
+        collection TEXT NOT NULL, owner TEXT NOT NULL, id BIGINT NOT NULL, data TEXT NOT NULL,
+        deleted_at TIMESTAMPTZ, PRIMARY KEY (collection, owner, id)
     );
-    CREATE INDEX user_records_by_owner ON user_records (owner, collection, id);
     ",
     // 6: a principal's sessions in the order they were opened, and the
     // policy changes made through a policy manager.

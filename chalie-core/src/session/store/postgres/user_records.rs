@@ -9,24 +9,15 @@ use super::PgStore;
 use super::queries::{params, pg_error};
 use crate::session::store::StoreError;
 use crate::session::store::records::{
-    Listing, Record, RecordStore, check_collection, database_id, stored_id,
+    Listing, Record, RecordStore, check_collection, decode, encode, key,
 };
 use crate::turn::Principal;
-
-fn to_text(data: &Value) -> Result<String, StoreError> {
-    serde_json::to_string(data).map_err(|error| StoreError(error.to_string()))
-}
 
 /// A row of `id, data, deleted`.
 fn record_from(row: &Row) -> Result<Record, StoreError> {
     let id: i64 = row.try_get(0).map_err(pg_error)?;
     let data: String = row.try_get(1).map_err(pg_error)?;
-    Ok(Record {
-        id: stored_id(id)?,
-        data: serde_json::from_str(&data)
-            .map_err(|error| StoreError(format!("record {id} holds invalid JSON: {error}")))?,
-        deleted: row.try_get(2).map_err(pg_error)?,
-    })
+    decode(id, &data, row.try_get(2).map_err(pg_error)?)
 }
 
 impl RecordStore for PgStore {
@@ -38,16 +29,18 @@ impl RecordStore for PgStore {
     ) -> Result<Record, StoreError> {
         check_collection(collection)?;
         let (collection, owner, text) =
-            (collection.to_owned(), owner.id().to_owned(), to_text(data)?);
+            (collection.to_owned(), owner.id().to_owned(), encode(data)?);
         // Not retried like the idempotent statements: sent twice, it
-        // would store the record twice. The collection's lock gives two
-        // replicas inserting at once distinct ids.
+        // would store the record twice. The lock of the owner's part of
+        // the collection gives two replicas inserting there at once
+        // distinct ids, and leaves other owners' inserts alone.
         let row = self.transaction(move |transaction| {
             async move {
                 transaction
                     .execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended('chalie.records.' || $1, 0))",
-                        &[&collection],
+                        "SELECT pg_advisory_xact_lock(hashtextextended(
+                             'chalie.records.' || length($1) || ':' || $1 || $2, 0))",
+                        &[&collection, &owner],
                     )
                     .await
                     .map_err(pg_error)?;
@@ -55,7 +48,7 @@ impl RecordStore for PgStore {
                     .query_one(
                         "INSERT INTO user_records (collection, id, owner, data)
                          VALUES ($1, (SELECT COALESCE(MAX(id), 0) + 1 FROM user_records
-                                      WHERE collection = $1), $2, $3)
+                                      WHERE collection = $1 AND owner = $2), $2, $3)
                          RETURNING id, data, deleted_at IS NOT NULL",
                         &[&collection, &owner, &text],
                     )
@@ -73,8 +66,7 @@ impl RecordStore for PgStore {
         collection: &str,
         id: u64,
     ) -> Result<Option<Record>, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(None);
         };
         self.rows(
@@ -94,8 +86,7 @@ impl RecordStore for PgStore {
         id: u64,
         data: &Value,
     ) -> Result<Option<Record>, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(None);
         };
         self.rows(
@@ -106,7 +97,7 @@ impl RecordStore for PgStore {
                 collection.to_owned(),
                 id,
                 owner.id().to_owned(),
-                to_text(data)?
+                encode(data)?
             ],
         )?
         .first()
@@ -120,8 +111,7 @@ impl RecordStore for PgStore {
         collection: &str,
         id: u64,
     ) -> Result<bool, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(false);
         };
         let changed = self.execute(
@@ -141,7 +131,7 @@ impl RecordStore for PgStore {
         check_collection(collection)?;
         self.rows(
             "SELECT id, data, deleted_at IS NOT NULL FROM user_records
-             WHERE owner = $1 AND collection = $2 AND ($3 OR deleted_at IS NULL) ORDER BY id",
+             WHERE collection = $2 AND owner = $1 AND ($3 OR deleted_at IS NULL) ORDER BY id",
             params![
                 owner.id().to_owned(),
                 collection.to_owned(),

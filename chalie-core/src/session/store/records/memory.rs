@@ -11,10 +11,11 @@ use crate::session::store::StoreError;
 use crate::session::store::memory::MemoryStore;
 use crate::turn::Principal;
 
-/// Every record, by collection then id, with its owner.
+/// Every record, by collection and owner, then id: each owner's ids are
+/// numbered on their own, so nobody learns of another's records.
 #[derive(Debug, Default)]
 pub(crate) struct RecordTable {
-    collections: BTreeMap<String, BTreeMap<u64, (Principal, Record)>>,
+    collections: BTreeMap<(String, Principal), BTreeMap<u64, Record>>,
 }
 
 impl MemoryStore {
@@ -32,10 +33,9 @@ fn owned<'t>(
 ) -> Option<&'t mut Record> {
     table
         .collections
-        .get_mut(collection)?
+        .get_mut(&(collection.to_owned(), owner.clone()))?
         .get_mut(&id)
-        .filter(|(by, record)| by == owner && !record.deleted)
-        .map(|(_, record)| record)
+        .filter(|record| !record.deleted)
 }
 
 impl RecordStore for MemoryStore {
@@ -47,14 +47,17 @@ impl RecordStore for MemoryStore {
     ) -> Result<Record, StoreError> {
         check_collection(collection)?;
         let mut table = self.table();
-        let records = table.collections.entry(collection.to_owned()).or_default();
+        let records = table
+            .collections
+            .entry((collection.to_owned(), owner.clone()))
+            .or_default();
         let id = records.keys().next_back().map_or(1, |last| last + 1);
         let record = Record {
             id,
             data: data.clone(),
             deleted: false,
         };
-        records.insert(id, (owner.clone(), record.clone()));
+        records.insert(id, record.clone());
         Ok(record)
     }
 
@@ -106,13 +109,11 @@ impl RecordStore for MemoryStore {
         let table = self.table();
         Ok(table
             .collections
-            .get(collection)
+            .get(&(collection.to_owned(), owner.clone()))
             .into_iter()
             .flat_map(|records| records.values())
-            .filter(|(by, record)| {
-                by == owner && (listing == Listing::WithDeleted || !record.deleted)
-            })
-            .map(|(_, record)| record.clone())
+            .filter(|record| listing == Listing::WithDeleted || !record.deleted)
+            .cloned()
             .collect())
     }
 }

@@ -27,8 +27,9 @@ use crate::turn::Principal;
 /// One record as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// Its id: unique in its collection, whoever owns it, never reused
-    /// (a deleted record keeps its id).
+    /// Its id: unique among its owner's records in its collection,
+    /// numbered for that owner alone (another owner's records never show
+    /// in it), never reused (a deleted record keeps its id).
     pub id: u64,
     /// What the application stored.
     pub data: Value,
@@ -73,7 +74,7 @@ pub const MAX_COLLECTION_LEN: usize = 64;
 /// ```
 pub trait RecordStore: Send + Sync {
     /// Stores `data` as a new record of `owner` in `collection`; returns it
-    /// with its id, one more than the collection's highest.
+    /// with its id, one more than the highest of `owner`'s there.
     fn insert_record(
         &self,
         owner: &Principal,
@@ -136,6 +137,30 @@ pub(crate) fn check_collection(collection: &str) -> Result<(), StoreError> {
              letters, digits, `_`, `-` or `.`, e.g. `tasks`"
         )))
     }
+}
+
+/// What a database store looks a record up by: the collection, checked,
+/// and the id as the database keeps it; `None` for an id no store could
+/// have issued, which reads as missing.
+pub(crate) fn key(collection: &str, id: u64) -> Result<Option<i64>, StoreError> {
+    check_collection(collection)?;
+    Ok(database_id(id))
+}
+
+/// A record's data as a database store keeps it: JSON text.
+pub(crate) fn encode(data: &Value) -> Result<String, StoreError> {
+    serde_json::to_string(data)
+        .map_err(|error| StoreError(format!("a record's data cannot be stored: {error}")))
+}
+
+/// A record read back from a database store's `id`, `data` and `deleted`.
+pub(crate) fn decode(id: i64, data: &str, deleted: bool) -> Result<Record, StoreError> {
+    Ok(Record {
+        id: stored_id(id)?,
+        data: serde_json::from_str(data)
+            .map_err(|error| StoreError(format!("record {id} holds invalid JSON: {error}")))?,
+        deleted,
+    })
 }
 
 /// A stored id as the `u64` callers see; ids start at 1, so a negative

@@ -3,37 +3,20 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
-use super::{Listing, Record, RecordStore, check_collection, database_id, stored_id};
+use super::{Listing, Record, RecordStore, check_collection, decode, encode, key};
 use crate::session::store::StoreError;
-use crate::session::store::sqlite::SqliteStore;
+use crate::session::store::sqlite::{SqliteStore, failed};
 use crate::turn::Principal;
 
-/// The records' table; `deleted` is 0 or 1. Keyed by collection and id so
-/// ids are unique in a collection; every query also names the owner.
+/// The records' table; `deleted` is 0 or 1. Keyed by collection, owner and
+/// id: each owner's ids in a collection are numbered on their own, so no
+/// owner learns of another's records, and every query names the owner.
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS user_records (
-    collection TEXT NOT NULL, id INTEGER NOT NULL, owner TEXT NOT NULL, data TEXT NOT NULL,
-    deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, id)
+    collection TEXT NOT NULL, owner TEXT NOT NULL, id INTEGER NOT NULL, data TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, owner, id)
 );
-CREATE INDEX IF NOT EXISTS user_records_by_owner ON user_records (owner, collection, id);
 ";
-
-fn failed(error: impl std::fmt::Display) -> StoreError {
-    StoreError(format!("SQLite: {error}"))
-}
-
-fn to_text(data: &Value) -> Result<String, StoreError> {
-    serde_json::to_string(data).map_err(failed)
-}
-
-fn record_from(id: i64, data: &str, deleted: bool) -> Result<Record, StoreError> {
-    Ok(Record {
-        id: stored_id(id)?,
-        data: serde_json::from_str(data)
-            .map_err(|error| StoreError(format!("record {id} holds invalid JSON: {error}")))?,
-        deleted,
-    })
-}
 
 impl RecordStore for SqliteStore {
     fn insert_record(
@@ -43,20 +26,22 @@ impl RecordStore for SqliteStore {
         data: &Value,
     ) -> Result<Record, StoreError> {
         check_collection(collection)?;
-        let text = to_text(data)?;
-        // One statement: SQLite serialises writers, so two processes
-        // sharing the file never take the same id.
+        let text = encode(data)?;
+        // One statement: SQLite serialises writers, so two threads (or two
+        // stores this process opened on the file; another process is
+        // refused at open) never take the same id.
         let id: i64 = self
             .db()
             .query_row(
                 "INSERT INTO user_records (collection, id, owner, data)
-                 SELECT ?1, COALESCE(MAX(id), 0) + 1, ?2, ?3 FROM user_records WHERE collection = ?1
+                 SELECT ?1, COALESCE(MAX(id), 0) + 1, ?2, ?3 FROM user_records
+                 WHERE collection = ?1 AND owner = ?2
                  RETURNING id",
                 params![collection, owner.id(), text],
                 |row| row.get(0),
             )
             .map_err(failed)?;
-        record_from(id, &text, false)
+        decode(id, &text, false)
     }
 
     fn record(
@@ -65,8 +50,7 @@ impl RecordStore for SqliteStore {
         collection: &str,
         id: u64,
     ) -> Result<Option<Record>, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(None);
         };
         let data: Option<String> = self
@@ -79,7 +63,7 @@ impl RecordStore for SqliteStore {
             )
             .optional()
             .map_err(failed)?;
-        data.map(|data| record_from(id, &data, false)).transpose()
+        data.map(|data| decode(id, &data, false)).transpose()
     }
 
     fn update_record(
@@ -89,11 +73,10 @@ impl RecordStore for SqliteStore {
         id: u64,
         data: &Value,
     ) -> Result<Option<Record>, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(None);
         };
-        let text = to_text(data)?;
+        let text = encode(data)?;
         let changed = self
             .db()
             .execute(
@@ -105,7 +88,7 @@ impl RecordStore for SqliteStore {
         if changed == 0 {
             return Ok(None);
         }
-        record_from(id, &text, false).map(Some)
+        decode(id, &text, false).map(Some)
     }
 
     fn delete_record(
@@ -114,8 +97,7 @@ impl RecordStore for SqliteStore {
         collection: &str,
         id: u64,
     ) -> Result<bool, StoreError> {
-        check_collection(collection)?;
-        let Some(id) = database_id(id) else {
+        let Some(id) = key(collection, id)? else {
             return Ok(false);
         };
         let changed = self
@@ -140,7 +122,7 @@ impl RecordStore for SqliteStore {
         let mut statement = db
             .prepare_cached(
                 "SELECT id, data, deleted FROM user_records
-                 WHERE owner = ?1 AND collection = ?2 AND (?3 OR deleted = 0) ORDER BY id",
+                 WHERE collection = ?2 AND owner = ?1 AND (?3 OR deleted = 0) ORDER BY id",
             )
             .map_err(failed)?;
         let rows = statement
@@ -157,7 +139,7 @@ impl RecordStore for SqliteStore {
             .map_err(failed)?;
         rows.map(|row| {
             let (id, data, deleted) = row.map_err(failed)?;
-            record_from(id, &data, deleted)
+            decode(id, &data, deleted)
         })
         .collect()
     }
