@@ -67,6 +67,8 @@ struct Generated {
     headers: Vec<(String, Vec<u8>)>,
     body: Vec<u8>,
     who: Who,
+    /// The route names no id: it reads or acts on the caller's own.
+    own: bool,
 }
 
 impl std::fmt::Debug for Generated {
@@ -114,6 +116,7 @@ fn route_templates() -> &'static [(&'static str, &'static str, bool)] {
     // (method, path with {s} {r} {c}, takes a JSON body)
     &[
         ("POST", "/sessions", true),
+        ("GET", "/sessions", false),
         ("POST", "/sessions/{s}/messages", true),
         ("GET", "/sessions/{s}/messages", false),
         ("PATCH", "/sessions/{s}", true),
@@ -276,10 +279,14 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
     if flaw == 3 && !takes_body {
         flaw = rng.below(3);
     }
-    // `POST /sessions` has no id to spoil, and opens a session for any
-    // real user: its flaw is in the body.
-    if template == "/sessions" && who != Who::Nobody && (flaw == 2 || flaw == 4) {
-        flaw = 3;
+    // A route without an id has none to spoil; `POST /sessions` opens a
+    // session for any real user, so its flaw is in the body. Bob may read
+    // a route without an id (his own list): the verdict checks that it
+    // names nothing of Alice's.
+    if !template.contains('{') && who != Who::Nobody {
+        if flaw == 2 || (flaw == 4 && method != "GET") {
+            flaw = if takes_body { 3 } else { rng.below(2) };
+        }
     }
     let mut method = method.to_owned();
     let mut path = fill(rng, template, who, targets, flaw == 2);
@@ -334,6 +341,7 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
         headers.push(("content-type".to_owned(), kind.as_bytes().to_vec()));
     }
     Generated {
+        own: flaw == 4 && !template.contains('{'),
         method,
         path,
         headers,
@@ -365,8 +373,11 @@ async fn in_process(app: &axum::Router, request: &Generated) -> Answer {
         .unwrap();
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    // A success may be an endless stream: only errors are read.
-    let body = if status >= 400 {
+    // A success may be an endless stream: errors and JSON are read.
+    let is_stream = headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"));
+    let body = if !is_stream {
         axum::body::to_bytes(response.into_body(), 1 << 20)
             .await
             .unwrap()
@@ -413,6 +424,9 @@ async fn over_tcp(address: std::net::SocketAddr, request: &Generated) -> Answer 
         received.extend_from_slice(&chunk[..read]);
         if let Some(end) = find(&received, b"\r\n\r\n")
             && received.starts_with(b"HTTP/1.1 2")
+            && String::from_utf8_lossy(&received[..end])
+                .to_ascii_lowercase()
+                .contains("text/event-stream")
         {
             received.truncate(end + 4);
             break;
@@ -495,15 +509,25 @@ fn snapshot(path: &std::path::Path) -> BTreeMap<String, Vec<String>> {
 }
 
 /// Checks one answer; returns what is wrong with it, if anything.
-fn verdict(request: &Generated, answer: &Answer) -> Option<String> {
+/// `alices` are Alice's ids, which no answer to Bob may name.
+fn verdict(request: &Generated, answer: &Answer, alices: &[String]) -> Option<String> {
     if answer.status >= 500 {
         return Some(format!("a {} (no 5xx is promised)", answer.status));
     }
     if answer.status < 400 {
-        // Only a read by a real user may succeed; the store check catches
-        // any write that slipped through.
-        return (request.method != "GET" || request.who == Who::Nobody)
-            .then(|| format!("a {} to a request that must fail", answer.status));
+        // Only Bob's read of his own (a route without an id, e.g. his
+        // session list) may succeed, and it may name nothing of Alice's;
+        // anything else that succeeds acted on or read Alice's objects or
+        // let nobody in. The store check catches any write that slipped
+        // through.
+        if request.who != Who::Bob || request.method != "GET" || !request.own {
+            return Some(format!("a {} to a request that must fail", answer.status));
+        }
+        let body = String::from_utf8_lossy(&answer.body);
+        return alices
+            .iter()
+            .find(|id| body.contains(id.as_str()))
+            .map(|id| format!("Bob read Alice's `{id}`: {body}"));
     }
     if answer.content_type.as_deref() != Some("application/json") {
         return Some(format!("content-type {:?}", answer.content_type));
@@ -582,6 +606,13 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
         runs: vec![waiting.id().into(), planned.id().into(), done.id().into()],
         calls: vec![call],
     };
+    let alices: Arc<Vec<String>> = Arc::new(
+        [&targets.sessions, &targets.runs, &targets.calls]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
+    );
     let before = snapshot(&path);
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -599,6 +630,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     let outcomes: Vec<(usize, u16, bool, Option<String>)> = futures::stream::iter(generated)
         .map(|(number, tcp, request)| {
             let app = app.clone();
+            let alices = Arc::clone(&alices);
             async move {
                 let task = tokio::spawn(async move {
                     let answer = if tcp {
@@ -606,7 +638,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
                     } else {
                         in_process(&app, &request).await
                     };
-                    let wrong = verdict(&request, &answer)
+                    let wrong = verdict(&request, &answer, &alices)
                         .map(|wrong| format!("request {number} {request:?}: {wrong}"));
                     (answer.status, wrong)
                 });
