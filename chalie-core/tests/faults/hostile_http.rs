@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, header};
-use chalie_core::session::{BearerTokens, Mode, SessionStore, SqliteStore, http_errors, router};
+use chalie_core::session::{
+    BearerTokens, Mode, SessionStore, SqliteStore, ToolsApi, console, http_errors, router,
+};
 use chalie_core::turn::Principal;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -126,11 +128,23 @@ fn route_templates() -> &'static [(&'static str, &'static str, bool)] {
         ("GET", "/runs/{r}/events", false),
         ("POST", "/runs/{r}/tools/{c}/approve", false),
         ("POST", "/runs/{r}/tools/{c}/reject", false),
+        ("GET", "/me", false),
+        ("GET", "/sessions/{s}/messages/{r}/stream", false),
+        ("GET", "/plans", false),
+        ("GET", "/plans?sessionId={s}", false),
+        ("POST", "/plans/{s}/execute", false),
+        ("DELETE", "/plans/{s}", false),
+        ("GET", "/policy", false),
+        ("PUT", "/policy", true),
+        ("GET", "/tools", false),
+        ("GET", "/tools/discover?q=rename%20a%20task", false),
     ]
 }
 
+/// Routes nobody serves, under the mount (`""` is the mount itself, `/ai`;
+/// `/ai/` is outside it, the app's, not the API's).
 const UNKNOWN: &[&str] = &[
-    "/",
+    "",
     "/admin",
     "/sessions/{s}/x",
     "/runs",
@@ -141,6 +155,10 @@ const UNKNOWN: &[&str] = &[
     "/sessions//messages",
     "/%FF",
     "/sessions/{s}/messages/../../admin",
+    "/tools/x",
+    "/plans/{s}/x",
+    "/policy/x",
+    "/sessions/{s}/messages/{r}",
 ];
 
 const METHODS: &[&str] = &[
@@ -181,7 +199,18 @@ fn broken_body(rng: &mut Rng, template: &str) -> (Vec<u8>, &'static str) {
         8 => (br#"{"content": "hi"} trailing"#.to_vec(), json),
         // Wrong types, per route: each a 422.
         _ => {
-            let wrong: &[&str] = if template == "/sessions" {
+            let wrong: &[&str] = if template == "/policy" {
+                &[
+                    r#"{"permission": 5, "channel": "chat", "setting": "allow"}"#,
+                    r#"{"permission": "delete_task", "channel": "fax", "setting": "allow"}"#,
+                    r#"{"permission": "delete_task", "channel": "chat", "setting": "maybe"}"#,
+                    r#"{"permission": "no_such_tool", "channel": "chat", "setting": "allow"}"#,
+                    r#"{"permission": "delete_task"}"#,
+                    "{}",
+                    "[]",
+                    "null",
+                ]
+            } else if template == "/sessions" {
                 &[
                     r#"{"mode": 5}"#,
                     r#"{"mode": "warp"}"#,
@@ -283,10 +312,11 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
     // session for any real user, so its flaw is in the body. Bob may read
     // a route without an id (his own list): the verdict checks that it
     // names nothing of Alice's.
-    if !template.contains('{') && who != Who::Nobody {
-        if flaw == 2 || (flaw == 4 && method != "GET") {
-            flaw = if takes_body { 3 } else { rng.below(2) };
-        }
+    if !template.contains('{')
+        && who != Who::Nobody
+        && (flaw == 2 || (flaw == 4 && method == "POST" && template == "/sessions"))
+    {
+        flaw = if takes_body { 3 } else { rng.below(2) };
     }
     let mut method = method.to_owned();
     let mut path = fill(rng, template, who, targets, flaw == 2);
@@ -322,7 +352,12 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
         }
         _ => {
             // Nothing else broken: only the caller is wrong.
-            if takes_body {
+            if template == "/policy" {
+                // Valid, and Bob is no administrator.
+                body = br#"{"permission": "delete_task", "channel": "chat", "setting": "allow"}"#
+                    .to_vec();
+                content_type = Some("application/json");
+            } else if takes_body {
                 let (valid, kind) = *rng.pick(&[
                     (r#"{"content": "delete task 7"}"#, "application/json"),
                     (r#"{"mode": "auto"}"#, "application/json"),
@@ -343,7 +378,8 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
     Generated {
         own: flaw == 4 && !template.contains('{'),
         method,
-        path,
+        // The app serves the API under `/ai`, as the README mounts it.
+        path: format!("/ai{path}"),
         headers,
         body,
         who,
@@ -570,12 +606,18 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
         tool: "delete_task",
     });
     let sessions = sessions(model, store.clone()).build();
+    // Alice may change the policy: even an administrator's broken
+    // request changes nothing.
     let tokens = BearerTokens::new()
-        .with(ALICE, Principal::new("alice"))
+        .with_admin(ALICE, Principal::new("alice"))
         .unwrap()
         .with(BOB, Principal::new("bob"))
         .unwrap();
-    let app = router(sessions.clone(), tokens);
+    // The app as the README composes it: the API with the Tools view's
+    // routes merged in, under `/ai`, beside the console.
+    let tools = ToolsApi::new(chalie_core::registry().unwrap().clone());
+    let api = router(sessions.clone(), tokens.clone()).merge(tools.router(tokens));
+    let app = axum::Router::new().nest("/ai", api).merge(console());
 
     // Alice's objects, made the way she makes them: a run waiting on an
     // approval, a collected plan, a finished run.
@@ -596,6 +638,21 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     mine.approve(done.id(), &approved).unwrap();
     done.finish().await;
     let call = pending("alice-approval").await;
+    // A policy row of Alice's making, which no hostile request may change.
+    let set = app
+        .clone()
+        .oneshot(
+            Request::put("/ai/policy")
+                .header(header::AUTHORIZATION, format!("Bearer {ALICE}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(
+                    r#"{"permission": "lookup", "channel": "chat", "setting": "ask"}"#,
+                ))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200);
     assert_eq!(mine.plan("alice-plan").unwrap().len(), 1);
     let targets = Targets {
         sessions: vec![
@@ -709,6 +766,10 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     assert!(
         changed.is_empty(),
         "hostile requests changed the tables {changed:?}"
+    );
+    assert!(
+        !after["policy_settings"].is_empty(),
+        "Alice's policy row is kept"
     );
     // The store was read while the waiting run went on: it still waits.
     assert!(!waiting.log().is_closed());

@@ -68,16 +68,20 @@ impl ToolsApi {
     }
 
     /// `GET /tools` and `GET /tools/discover?q=`, both authenticated by
-    /// `auth` like every other route.
+    /// `auth` like every other route, their errors in the API's shape (a
+    /// JSON `405`, the body limit). It has no fallback of its own: merge it
+    /// into [`router`](super::router), whose `404` covers unknown routes.
     pub fn router<A: Authenticate>(self, auth: A) -> Router {
         let state = ToolsState {
             tools: Arc::new(self),
             auth: Arc::new(auth),
         };
-        Router::new()
-            .route("/tools", get(list::<A>))
-            .route("/tools/discover", get(discover::<A>))
-            .with_state(state)
+        super::errors::shape(
+            Router::new()
+                .route("/tools", get(list::<A>))
+                .route("/tools/discover", get(discover::<A>))
+                .with_state(state),
+        )
     }
 
     fn describe(&self) -> Vec<Value> {
