@@ -373,3 +373,48 @@ async fn listings_answer_only_the_caller_s_own() {
     let me = body(client(BOB).get(format!("{base}/me")).send().await.unwrap()).await;
     assert_eq!(me, json!({ "principal": "bob", "mayChangePolicy": false }));
 }
+
+#[tokio::test]
+async fn reads_and_plan_actions_on_an_unknown_session_are_404_and_open_nothing() {
+    let sessions = sessions(Arc::new(ScriptedModel::new([])));
+    let base = serve(sessions.clone()).await;
+    let opened = client(ALICE)
+        .post(format!("{base}/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), StatusCode::CREATED);
+    let listed = || async {
+        body(
+            client(ALICE)
+                .get(format!("{base}/sessions"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+    let before = listed().await;
+    assert_eq!(before["sessions"].as_array().unwrap().len(), 1);
+
+    let alice = client(ALICE);
+    for request in [
+        alice.delete(format!("{base}/plans/nope")),
+        alice.post(format!("{base}/plans/nope/execute")),
+        alice.get(format!("{base}/plans?sessionId=nope")),
+        alice.get(format!("{base}/sessions/x/plan")),
+        alice.delete(format!("{base}/sessions/x/plan")),
+        alice.post(format!("{base}/sessions/x/plan/execute")),
+        alice.get(format!("{base}/sessions/x/messages")),
+    ] {
+        let answer = request.send().await.unwrap();
+        let url = answer.url().to_string();
+        assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{url}");
+        assert_eq!(body(answer).await["code"], "not-found", "{url}");
+    }
+    // Nothing was opened: the list is as it was, and the store has no row.
+    assert_eq!(listed().await, before);
+    for id in ["nope", "x"] {
+        assert_eq!(sessions.store().session(id).unwrap(), None, "{id}");
+    }
+}

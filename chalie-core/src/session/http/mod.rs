@@ -30,7 +30,9 @@
 //! with a `WWW-Authenticate` challenge. A session belongs to the principal
 //! whose request opened it; a request on a session (or a run, a plan, or
 //! an approval) of another principal, or of none, is `403` and nothing
-//! runs. The policy is every session's: anyone signed in reads it, only a
+//! runs. Reading a session, or its plan, or running or discarding the
+//! plan, never opens one: an unknown session id is `404 not-found`, and
+//! nothing is stored. The policy is every session's: anyone signed in reads it, only a
 //! principal the seam lets [change it](Authenticate::may_change_policy)
 //! (e.g. [`BearerTokens::with_admin`]) changes it; `internal` rows are
 //! shown but not editable.
@@ -38,8 +40,8 @@
 //! Errors, axum's own rejections included, are JSON
 //! `{"error": "<what to do>", "code": "<kebab-case>"}`: `401 unauthorized`,
 //! `403 not-owner` (another principal's session), `403 forbidden` (a policy
-//! change by a non-administrator), `404 not-found` (an unknown run or route,
-//! or a message of another session), `405`, `409 not-pending` /
+//! change by a non-administrator), `404 not-found` (an unknown run, session
+//! or route, or a message of another session), `405`, `409 not-pending` /
 //! `empty-plan` / `not-editable`, `413` (a body over
 //! [`errors::BODY_LIMIT`]), `415`, `422 invalid-body`, `500 store-failed`
 //! or `503 overloaded` (with `Retry-After`): see [`errors`] for the codes.
@@ -164,6 +166,7 @@ impl Caller {
 fn session_error(failure: SessionError) -> Response {
     let (status, code) = match failure {
         SessionError::NotOwner { .. } => (StatusCode::FORBIDDEN, "not-owner"),
+        SessionError::UnknownSession(_) => (StatusCode::NOT_FOUND, "not-found"),
         SessionError::NotPending { .. } => (StatusCode::CONFLICT, "not-pending"),
         SessionError::EmptyPlan(_) => (StatusCode::CONFLICT, "empty-plan"),
         SessionError::BadPermission(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-body"),
