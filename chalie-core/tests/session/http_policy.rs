@@ -367,6 +367,23 @@ async fn listings_answer_only_the_caller_s_own() {
     assert_eq!(misplaced.status(), StatusCode::NOT_FOUND);
     assert_eq!(body(misplaced).await["code"], "not-found");
 
+    // Bob cannot follow Alice's run: not under her session, and not under
+    // a session of his own either (the run's own session is checked).
+    let bobs = client(BOB)
+        .post(format!("{base}/sessions"))
+        .send()
+        .await
+        .unwrap();
+    let bobs = body(bobs).await["id"].as_str().unwrap().to_owned();
+    for path in [
+        format!("{base}/sessions/{session}/messages/{run}/stream"),
+        format!("{base}/sessions/{bobs}/messages/{run}/stream"),
+    ] {
+        let refused = client(BOB).get(&path).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{path}");
+        assert_eq!(body(refused).await["code"], "not-owner", "{path}");
+    }
+
     let health = reqwest::get(format!("{base}/health")).await.unwrap();
     assert_eq!(health.status(), StatusCode::OK);
     assert_eq!(body(health).await, json!({ "status": "ok" }));
