@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use chalie_core::session::{BearerTokens, Mode, Reply, ScriptedModel, Sessions, router};
+use chalie_core::session::{BearerTokens, Mode, Reply, ScriptedModel, Sessions, ToolsApi, router};
 use chalie_core::turn::Principal;
 use serde_json::{Value, json};
 
@@ -30,6 +30,23 @@ pub async fn serve(sessions: Sessions) -> String {
             .await
             .unwrap()
     });
+    base
+}
+
+/// Serves the app as the README composes the API (the router with the
+/// Tools view's routes merged in), authenticating Alice and Bob; returns
+/// its base URL.
+pub async fn serve_with_tools(sessions: Sessions) -> String {
+    let tokens = BearerTokens::new()
+        .with(ALICE, Principal::new("alice"))
+        .unwrap()
+        .with(BOB, Principal::new("bob"))
+        .unwrap();
+    let tools = ToolsApi::new(sessions.dispatcher().registry().clone());
+    let app = router(sessions, tokens.clone()).merge(tools.router(tokens));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     base
 }
 
