@@ -146,11 +146,27 @@ impl<A> Clone for Api<A> {
 /// runs, or even reads its body, for a request that proved no principal.
 struct Caller(Principal);
 
-impl<A: Authenticate> FromRequestParts<Api<A>> for Caller {
+/// A router's state that holds the [`Authenticate`] seam: what [`Caller`]
+/// needs, whichever router (the API's, the Tools view's) extracts it.
+trait Authenticated {
+    /// The seam's type.
+    type Auth: Authenticate;
+    /// The seam that authenticates each request.
+    fn auth(&self) -> &Self::Auth;
+}
+
+impl<A: Authenticate> Authenticated for Api<A> {
+    type Auth = A;
+    fn auth(&self) -> &A {
+        &self.auth
+    }
+}
+
+impl<S: Authenticated + Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, api: &Api<A>) -> Result<Self, Response> {
-        match api.auth.authenticate(&parts.headers).await {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        match state.auth().authenticate(&parts.headers).await {
             Ok(principal) => Ok(Caller(principal)),
             Err(unauthorized) => Err(unauthorized.into_response()),
         }

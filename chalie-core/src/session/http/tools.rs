@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Map, Value, json};
 
-use super::{Authenticate, Caller};
+use super::{Authenticate, Authenticated, Caller};
 use crate::ability::Effect;
 use crate::descriptor::{AssembleOptions, Provider, assemble};
 use crate::session::inspect::{CountTokens, Discover};
@@ -146,17 +146,10 @@ impl<A> Clone for ToolsState<A> {
     }
 }
 
-impl<A: Authenticate> axum::extract::FromRequestParts<ToolsState<A>> for Caller {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        state: &ToolsState<A>,
-    ) -> Result<Self, Response> {
-        match state.auth.authenticate(&parts.headers).await {
-            Ok(principal) => Ok(Caller(principal)),
-            Err(unauthorized) => Err(unauthorized.into_response()),
-        }
+impl<A: Authenticate> Authenticated for ToolsState<A> {
+    type Auth = A;
+    fn auth(&self) -> &A {
+        &self.auth
     }
 }
 
