@@ -8,7 +8,7 @@
 //! answers say so (`"tokens": null`, a `404` from the playground) instead of
 //! guessing.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Json;
 use axum::Router;
@@ -42,6 +42,10 @@ pub struct ToolsApi {
     registry: Registry,
     tokens: Option<Arc<dyn CountTokens>>,
     discovery: Option<Arc<dyn Discover>>,
+    /// `GET /tools`'s body, made on the first request: the registry never
+    /// changes, and rendering every provider's definition and counting its
+    /// tokens is too much work to redo for each request.
+    listing: OnceLock<axum::body::Bytes>,
 }
 
 impl ToolsApi {
@@ -52,12 +56,14 @@ impl ToolsApi {
             registry,
             tokens: None,
             discovery: None,
+            listing: OnceLock::new(),
         }
     }
 
     /// Counts each definition's tokens with `counter`.
     pub fn tokens(mut self, counter: impl CountTokens) -> Self {
         self.tokens = Some(Arc::new(counter));
+        self.listing = OnceLock::new();
         self
     }
 
@@ -154,8 +160,20 @@ impl<A: Authenticate> Authenticated for ToolsState<A> {
 }
 
 async fn list<A: Authenticate>(_caller: Caller, State(state): State<ToolsState<A>>) -> Response {
-    let encoding = state.tools.tokens.as_ref().map(|c| c.encoding().to_owned());
-    Json(json!({ "tools": state.tools.describe(), "encoding": encoding })).into_response()
+    let listing = state.tools.listing.get_or_init(|| {
+        let encoding = state.tools.tokens.as_ref().map(|c| c.encoding().to_owned());
+        json!({ "tools": state.tools.describe(), "encoding": encoding })
+            .to_string()
+            .into()
+    });
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        listing.clone(),
+    )
+        .into_response()
 }
 
 /// The longest query the playground searches: a request, not a document.
