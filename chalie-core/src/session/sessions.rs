@@ -373,6 +373,13 @@ impl Sessions {
         });
         self.keep_leases(&handle);
         let events = crate::session::run::follow::mirrored_log(&self.core.store, &run_id);
+        // The log holds the place before the run can close it: held after
+        // the spawn, a run that settled in between would leave its place
+        // taken for good. If the spawn fails, the log and the place go
+        // with it.
+        if let Some(permit) = permit {
+            events.hold(permit);
+        }
         let task = spawn_run(
             &handle,
             Arc::clone(&self.core),
@@ -382,9 +389,6 @@ impl Sessions {
             events.clone(),
             kind,
         )?;
-        if let Some(permit) = permit {
-            events.hold(permit);
-        }
         let mut runs = lock(&self.core.runs);
         // Finished runs stay for late subscribers, but not without bound:
         // the newest are kept, as many as may run at once, so a client that
