@@ -16,7 +16,7 @@
 //! | `POST /runs/{runId}/tools/{toolCallId}/approve` | approves a pending write; `204` |
 //! | `POST /runs/{runId}/tools/{toolCallId}/reject` | rejects it; `204` |
 //! | `PATCH /sessions/{id}` `{"mode": "auto"}` | changes the mode; `200 {"id": ..., "mode": ...}` |
-//! | `GET /sessions/{id}/plan` | the plan collected in `plan_collect`; `200 {"steps": [...]}` |
+//! | `GET /sessions/{id}/plan` | the plan collected in `plan_collect`; `200 {"steps": [{"index", "callId", "tool", "input"}]}` |
 //! | `POST /sessions/{id}/plan/execute` | runs the plan; `201 {"runId": ...}` |
 //! | `DELETE /sessions/{id}/plan` | discards the plan; `204` |
 //! | `GET /plans?sessionId=` | the caller's plans (a plan's id is its session's): `200 {"plans": [{"planId", "sessionId", "steps"}]}`; with `sessionId`, that session's only |
