@@ -28,27 +28,10 @@ use crate::{PerConversation, report, sessions, size};
 const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
 const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
 
-/// SplitMix64: small, seeded, reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
+// The seeded SplitMix64 the envelope fuzzers use: small, reproducible.
+#[path = "../support/hostile.rs"]
+mod hostile;
+use hostile::Rng;
 
 /// Who the request claims to be.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -679,7 +662,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
 
     // Generated one after another as they are sent (the stream pulls them
     // in order), so the seed alone replays them.
-    let mut rng = Rng(seed);
+    let mut rng = Rng::seeded(seed);
     let generated = (0..requests).map(move |number| {
         let tcp = number % 50 == 0;
         (number, tcp, generate(&mut rng, &targets, tcp))
