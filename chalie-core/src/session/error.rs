@@ -36,6 +36,14 @@ pub enum SessionError {
         /// Who asked.
         principal: Principal,
     },
+    /// No session has that id, and the call reads or acts on a session
+    /// without opening one (its plan, its history): nothing was done, and
+    /// no session was opened. A session is opened by sending to it or
+    /// setting its mode.
+    #[error(
+        "no session `{0}`; open one by sending it a message (e.g. POST /sessions, then POST /sessions/{{id}}/messages)"
+    )]
+    UnknownSession(String),
     /// The process already drives as many runs as it is configured to
     /// ([`SessionsBuilder::max_running`](crate::session::SessionsBuilder::max_running)):
     /// nothing was started; retry when one has ended.

@@ -63,7 +63,9 @@ impl AsPrincipal<'_> {
     }
 
     /// Fails unless the session belongs to this principal; a new session
-    /// is opened as this principal's when `open` is set.
+    /// is opened as this principal's when `open` is set, and is
+    /// [`SessionError::UnknownSession`] otherwise, so a read or a plan
+    /// action on an id nobody opened stores nothing.
     fn check(&self, session_id: &str, open: bool) -> Result<(), SessionError> {
         let owner = if open {
             self.sessions
@@ -73,7 +75,8 @@ impl AsPrincipal<'_> {
             self.sessions
                 .store()
                 .session(session_id)?
-                .and_then(|session| session.owner)
+                .ok_or_else(|| SessionError::UnknownSession(session_id.to_owned()))?
+                .owner
         };
         if owner.as_ref() == Some(self.principal) {
             Ok(())
@@ -138,7 +141,8 @@ impl AsPrincipal<'_> {
     /// The plans of this principal's sessions that have one, by session
     /// id (a plan's id is its session's), oldest session first; with
     /// `session_id`, that session's alone, refused with
-    /// [`SessionError::NotOwner`] when it is not this principal's.
+    /// [`SessionError::NotOwner`] when it is not this principal's
+    /// ([`SessionError::UnknownSession`] when it does not exist).
     pub fn plans(
         &self,
         session_id: Option<&str>,
@@ -164,28 +168,32 @@ impl AsPrincipal<'_> {
         Ok(plans)
     }
 
-    /// The session's plan, as [`Sessions::plan`].
+    /// The session's plan, as [`Sessions::plan`];
+    /// [`SessionError::UnknownSession`] when no session has that id.
     pub fn plan(&self, session_id: &str) -> Result<Vec<PlanStep>, SessionError> {
-        self.check(session_id, true)?;
+        self.check(session_id, false)?;
         self.sessions.plan(session_id)
     }
 
     /// The session's messages with their tool calls and cards, as
-    /// [`Sessions::history`].
+    /// [`Sessions::history`]; [`SessionError::UnknownSession`] when no
+    /// session has that id.
     pub fn history(&self, session_id: &str) -> Result<Vec<HistoryMessage>, SessionError> {
-        self.check(session_id, true)?;
+        self.check(session_id, false)?;
         self.sessions.history(session_id)
     }
 
-    /// Runs the session's plan, as [`Sessions::execute_plan`].
+    /// Runs the session's plan, as [`Sessions::execute_plan`];
+    /// [`SessionError::UnknownSession`] when no session has that id.
     pub fn execute_plan(&self, session_id: &str) -> Result<Run, SessionError> {
-        self.check(session_id, true)?;
+        self.check(session_id, false)?;
         self.sessions.execute_plan(session_id)
     }
 
-    /// Drops the session's plan, as [`Sessions::discard_plan`].
+    /// Drops the session's plan, as [`Sessions::discard_plan`];
+    /// [`SessionError::UnknownSession`] when no session has that id.
     pub fn discard_plan(&self, session_id: &str) -> Result<(), SessionError> {
-        self.check(session_id, true)?;
+        self.check(session_id, false)?;
         self.sessions.discard_plan(session_id)
     }
 

@@ -424,6 +424,13 @@ impl Sessions {
         });
         self.keep_leases(&handle);
         let events = crate::session::run::follow::mirrored_log(&self.core.store, &run_id);
+        // The log holds the place before the run can close it: held after
+        // the spawn, a run that settled in between would leave its place
+        // taken for good. If the spawn fails, the log and the place go
+        // with it.
+        if let Some(permit) = permit {
+            events.hold(permit);
+        }
         let task = spawn_run(
             &handle,
             Arc::clone(&self.core),
@@ -433,25 +440,29 @@ impl Sessions {
             events.clone(),
             kind,
         )?;
-        if let Some(permit) = permit {
-            events.hold(permit);
-        }
         let mut runs = lock(&self.core.runs);
         // Finished runs stay for late subscribers, but not without bound:
         // the newest are kept, as many as may run at once, so a client that
         // subscribes just after its run ended still reads it even when the
         // process runs at its limit.
         let keep = (MAX_KEPT_RUNS / 2).max(self.core.config.max_running);
-        if runs.len() >= keep.saturating_mul(2) {
+        // Trimmed at three times `keep`, down to `keep` finished ones: with
+        // up to `keep` runs still running, what stays is at most twice
+        // `keep`, so the next trim is at least `keep` starts away (at twice
+        // `keep`, a process at its limit would trim on every start).
+        if runs.len() >= keep.saturating_mul(3) {
             let mut finished: Vec<(std::time::Instant, String)> = runs
                 .iter()
                 .filter(|(_, run)| run.events.is_closed())
                 .map(|(id, run)| (run.started, id.clone()))
                 .collect();
-            finished.sort_unstable();
             let forget = finished.len().saturating_sub(keep);
-            for (_, id) in &finished[..forget] {
-                runs.remove(id);
+            if forget > 0 {
+                // The oldest `forget` to the front, unsorted: no full sort.
+                finished.select_nth_unstable(forget - 1);
+                for (_, id) in &finished[..forget] {
+                    runs.remove(id);
+                }
             }
         }
         runs.insert(
@@ -618,7 +629,8 @@ impl Sessions {
 }
 
 /// Twice the fewest finished runs this process keeps for [`Sessions::run`]
-/// (it keeps as many as may run at once, when that is more).
+/// (it keeps as many as may run at once, when that is more); it holds up
+/// to three times that many before forgetting the oldest.
 const MAX_KEPT_RUNS: usize = 1024;
 
 /// A prefix per `Sessions`, so the run ids of two processes, or of two

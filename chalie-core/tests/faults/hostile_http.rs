@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, header};
-use chalie_core::session::{BearerTokens, Mode, SessionStore, SqliteStore, http_errors, router};
+use chalie_core::session::{
+    BearerTokens, Mode, SessionStore, SqliteStore, ToolsApi, console, http_errors, router,
+};
 use chalie_core::turn::Principal;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -26,27 +28,10 @@ use crate::{PerConversation, report, sessions, size};
 const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
 const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
 
-/// SplitMix64: small, seeded, reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
+// The seeded SplitMix64 the envelope fuzzers use: small, reproducible.
+#[path = "../support/hostile.rs"]
+mod hostile;
+use hostile::Rng;
 
 /// Who the request claims to be.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -67,6 +52,8 @@ struct Generated {
     headers: Vec<(String, Vec<u8>)>,
     body: Vec<u8>,
     who: Who,
+    /// The route names no id: it reads or acts on the caller's own.
+    own: bool,
 }
 
 impl std::fmt::Debug for Generated {
@@ -114,6 +101,7 @@ fn route_templates() -> &'static [(&'static str, &'static str, bool)] {
     // (method, path with {s} {r} {c}, takes a JSON body)
     &[
         ("POST", "/sessions", true),
+        ("GET", "/sessions", false),
         ("POST", "/sessions/{s}/messages", true),
         ("GET", "/sessions/{s}/messages", false),
         ("PATCH", "/sessions/{s}", true),
@@ -123,11 +111,23 @@ fn route_templates() -> &'static [(&'static str, &'static str, bool)] {
         ("GET", "/runs/{r}/events", false),
         ("POST", "/runs/{r}/tools/{c}/approve", false),
         ("POST", "/runs/{r}/tools/{c}/reject", false),
+        ("GET", "/me", false),
+        ("GET", "/sessions/{s}/messages/{r}/stream", false),
+        ("GET", "/plans", false),
+        ("GET", "/plans?sessionId={s}", false),
+        ("POST", "/plans/{s}/execute", false),
+        ("DELETE", "/plans/{s}", false),
+        ("GET", "/policy", false),
+        ("PUT", "/policy", true),
+        ("GET", "/tools", false),
+        ("GET", "/tools/discover?q=rename%20a%20task", false),
     ]
 }
 
+/// Routes nobody serves, under the mount (`""` is the mount itself, `/ai`;
+/// `/ai/` is outside it, the app's, not the API's).
 const UNKNOWN: &[&str] = &[
-    "/",
+    "",
     "/admin",
     "/sessions/{s}/x",
     "/runs",
@@ -138,6 +138,10 @@ const UNKNOWN: &[&str] = &[
     "/sessions//messages",
     "/%FF",
     "/sessions/{s}/messages/../../admin",
+    "/tools/x",
+    "/plans/{s}/x",
+    "/policy/x",
+    "/sessions/{s}/messages/{r}",
 ];
 
 const METHODS: &[&str] = &[
@@ -178,7 +182,18 @@ fn broken_body(rng: &mut Rng, template: &str) -> (Vec<u8>, &'static str) {
         8 => (br#"{"content": "hi"} trailing"#.to_vec(), json),
         // Wrong types, per route: each a 422.
         _ => {
-            let wrong: &[&str] = if template == "/sessions" {
+            let wrong: &[&str] = if template == "/policy" {
+                &[
+                    r#"{"permission": 5, "channel": "chat", "setting": "allow"}"#,
+                    r#"{"permission": "delete_task", "channel": "fax", "setting": "allow"}"#,
+                    r#"{"permission": "delete_task", "channel": "chat", "setting": "maybe"}"#,
+                    r#"{"permission": "no_such_tool", "channel": "chat", "setting": "allow"}"#,
+                    r#"{"permission": "delete_task"}"#,
+                    "{}",
+                    "[]",
+                    "null",
+                ]
+            } else if template == "/sessions" {
                 &[
                     r#"{"mode": 5}"#,
                     r#"{"mode": "warp"}"#,
@@ -276,10 +291,15 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
     if flaw == 3 && !takes_body {
         flaw = rng.below(3);
     }
-    // `POST /sessions` has no id to spoil, and opens a session for any
-    // real user: its flaw is in the body.
-    if template == "/sessions" && who != Who::Nobody && (flaw == 2 || flaw == 4) {
-        flaw = 3;
+    // A route without an id has none to spoil; `POST /sessions` opens a
+    // session for any real user, so its flaw is in the body. Bob may read
+    // a route without an id (his own list): the verdict checks that it
+    // names nothing of Alice's.
+    if !template.contains('{')
+        && who != Who::Nobody
+        && (flaw == 2 || (flaw == 4 && method == "POST" && template == "/sessions"))
+    {
+        flaw = if takes_body { 3 } else { rng.below(2) };
     }
     let mut method = method.to_owned();
     let mut path = fill(rng, template, who, targets, flaw == 2);
@@ -315,7 +335,12 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
         }
         _ => {
             // Nothing else broken: only the caller is wrong.
-            if takes_body {
+            if template == "/policy" {
+                // Valid, and Bob is no administrator.
+                body = br#"{"permission": "delete_task", "channel": "chat", "setting": "allow"}"#
+                    .to_vec();
+                content_type = Some("application/json");
+            } else if takes_body {
                 let (valid, kind) = *rng.pick(&[
                     (r#"{"content": "delete task 7"}"#, "application/json"),
                     (r#"{"mode": "auto"}"#, "application/json"),
@@ -334,8 +359,10 @@ fn generate(rng: &mut Rng, targets: &Targets, tcp: bool) -> Generated {
         headers.push(("content-type".to_owned(), kind.as_bytes().to_vec()));
     }
     Generated {
+        own: flaw == 4 && !template.contains('{'),
         method,
-        path,
+        // The app serves the API under `/ai`, as the README mounts it.
+        path: format!("/ai{path}"),
         headers,
         body,
         who,
@@ -365,8 +392,11 @@ async fn in_process(app: &axum::Router, request: &Generated) -> Answer {
         .unwrap();
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    // A success may be an endless stream: only errors are read.
-    let body = if status >= 400 {
+    // A success may be an endless stream: errors and JSON are read.
+    let is_stream = headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"));
+    let body = if !is_stream {
         axum::body::to_bytes(response.into_body(), 1 << 20)
             .await
             .unwrap()
@@ -413,6 +443,9 @@ async fn over_tcp(address: std::net::SocketAddr, request: &Generated) -> Answer 
         received.extend_from_slice(&chunk[..read]);
         if let Some(end) = find(&received, b"\r\n\r\n")
             && received.starts_with(b"HTTP/1.1 2")
+            && String::from_utf8_lossy(&received[..end])
+                .to_ascii_lowercase()
+                .contains("text/event-stream")
         {
             received.truncate(end + 4);
             break;
@@ -495,15 +528,25 @@ fn snapshot(path: &std::path::Path) -> BTreeMap<String, Vec<String>> {
 }
 
 /// Checks one answer; returns what is wrong with it, if anything.
-fn verdict(request: &Generated, answer: &Answer) -> Option<String> {
+/// `alices` are Alice's ids, which no answer to Bob may name.
+fn verdict(request: &Generated, answer: &Answer, alices: &[String]) -> Option<String> {
     if answer.status >= 500 {
         return Some(format!("a {} (no 5xx is promised)", answer.status));
     }
     if answer.status < 400 {
-        // Only a read by a real user may succeed; the store check catches
-        // any write that slipped through.
-        return (request.method != "GET" || request.who == Who::Nobody)
-            .then(|| format!("a {} to a request that must fail", answer.status));
+        // Only Bob's read of his own (a route without an id, e.g. his
+        // session list) may succeed, and it may name nothing of Alice's;
+        // anything else that succeeds acted on or read Alice's objects or
+        // let nobody in. The store check catches any write that slipped
+        // through.
+        if request.who != Who::Bob || request.method != "GET" || !request.own {
+            return Some(format!("a {} to a request that must fail", answer.status));
+        }
+        let body = String::from_utf8_lossy(&answer.body);
+        return alices
+            .iter()
+            .find(|id| body.contains(id.as_str()))
+            .map(|id| format!("Bob read Alice's `{id}`: {body}"));
     }
     if answer.content_type.as_deref() != Some("application/json") {
         return Some(format!("content-type {:?}", answer.content_type));
@@ -546,12 +589,18 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
         tool: "delete_task",
     });
     let sessions = sessions(model, store.clone()).build();
+    // Alice may change the policy: even an administrator's broken
+    // request changes nothing.
     let tokens = BearerTokens::new()
-        .with(ALICE, Principal::new("alice"))
+        .with_admin(ALICE, Principal::new("alice"))
         .unwrap()
         .with(BOB, Principal::new("bob"))
         .unwrap();
-    let app = router(sessions.clone(), tokens);
+    // The app as the README composes it: the API with the Tools view's
+    // routes merged in, under `/ai`, beside the console.
+    let tools = ToolsApi::new(chalie_core::registry().unwrap().clone());
+    let api = router(sessions.clone(), tokens.clone()).merge(tools.router(tokens));
+    let app = axum::Router::new().nest("/ai", api).merge(console());
 
     // Alice's objects, made the way she makes them: a run waiting on an
     // approval, a collected plan, a finished run.
@@ -572,6 +621,21 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     mine.approve(done.id(), &approved).unwrap();
     done.finish().await;
     let call = pending("alice-approval").await;
+    // A policy row of Alice's making, which no hostile request may change.
+    let set = app
+        .clone()
+        .oneshot(
+            Request::put("/ai/policy")
+                .header(header::AUTHORIZATION, format!("Bearer {ALICE}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(
+                    r#"{"permission": "lookup", "channel": "chat", "setting": "ask"}"#,
+                ))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200);
     assert_eq!(mine.plan("alice-plan").unwrap().len(), 1);
     let targets = Targets {
         sessions: vec![
@@ -582,6 +646,13 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
         runs: vec![waiting.id().into(), planned.id().into(), done.id().into()],
         calls: vec![call],
     };
+    let alices: Arc<Vec<String>> = Arc::new(
+        [&targets.sessions, &targets.runs, &targets.calls]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
+    );
     let before = snapshot(&path);
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -591,7 +662,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
 
     // Generated one after another as they are sent (the stream pulls them
     // in order), so the seed alone replays them.
-    let mut rng = Rng(seed);
+    let mut rng = Rng::seeded(seed);
     let generated = (0..requests).map(move |number| {
         let tcp = number % 50 == 0;
         (number, tcp, generate(&mut rng, &targets, tcp))
@@ -599,6 +670,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     let outcomes: Vec<(usize, u16, bool, Option<String>)> = futures::stream::iter(generated)
         .map(|(number, tcp, request)| {
             let app = app.clone();
+            let alices = Arc::clone(&alices);
             async move {
                 let task = tokio::spawn(async move {
                     let answer = if tcp {
@@ -606,7 +678,7 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
                     } else {
                         in_process(&app, &request).await
                     };
-                    let wrong = verdict(&request, &answer)
+                    let wrong = verdict(&request, &answer, &alices)
                         .map(|wrong| format!("request {number} {request:?}: {wrong}"));
                     (answer.status, wrong)
                 });
@@ -677,6 +749,10 @@ async fn a_hundred_thousand_hostile_requests_get_json_errors_and_change_nothing(
     assert!(
         changed.is_empty(),
         "hostile requests changed the tables {changed:?}"
+    );
+    assert!(
+        !after["policy_settings"].is_empty(),
+        "Alice's policy row is kept"
     );
     // The store was read while the waiting run went on: it still waits.
     assert!(!waiting.log().is_closed());

@@ -344,16 +344,19 @@ async fn past_the_limits_new_work_is_503_with_retry_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_just_ended_stays_readable_past_the_kept_runs() {
     let model = Arc::new(PerConversation { tool: "lookup" });
-    // Finished runs past twice the limit are forgotten, oldest first.
+    // Finished runs past three times the limit are forgotten, oldest
+    // first, down to the limit.
     let sessions = sessions(model, Arc::new(MemoryStore::new()))
         .max_running(600)
         .build();
     let mut last = None;
-    for number in 0..1300 {
+    let mut first = None;
+    for number in 0..1900 {
         let run = sessions
             .send(&format!("kept-{number}"), "look up rust")
             .unwrap();
         run.finish().await;
+        first.get_or_insert_with(|| run.id().to_owned());
         if let Some(previous) = last.replace(run.id().to_owned()) {
             let previous = sessions.run(&previous);
             assert!(
@@ -363,4 +366,10 @@ async fn a_run_that_just_ended_stays_readable_past_the_kept_runs() {
             );
         }
     }
+    // And the kept runs are bounded: the oldest was forgotten.
+    let first = first.unwrap();
+    assert!(
+        sessions.run(&first).is_none(),
+        "the first run `{first}` is still kept after 1900"
+    );
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use chalie_core::session::{BearerTokens, Mode, Reply, ScriptedModel, Sessions, router};
+use chalie_core::session::{BearerTokens, Mode, Reply, ScriptedModel, Sessions, ToolsApi, router};
 use chalie_core::turn::Principal;
 use serde_json::{Value, json};
 
@@ -30,6 +30,23 @@ pub async fn serve(sessions: Sessions) -> String {
             .await
             .unwrap()
     });
+    base
+}
+
+/// Serves the app as the README composes the API (the router with the
+/// Tools view's routes merged in), authenticating Alice and Bob; returns
+/// its base URL.
+pub async fn serve_with_tools(sessions: Sessions) -> String {
+    let tokens = BearerTokens::new()
+        .with(ALICE, Principal::new("alice"))
+        .unwrap()
+        .with(BOB, Principal::new("bob"))
+        .unwrap();
+    let tools = ToolsApi::new(sessions.dispatcher().registry().clone());
+    let app = router(sessions, tokens.clone()).merge(tools.router(tokens));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     base
 }
 
@@ -191,4 +208,63 @@ async fn patch_changes_the_mode_and_refuses_an_unknown_one() {
         "unknown mode `yolo`; use one of `approval`, `auto`, `plan`, `plan_collect`"
     );
     assert_eq!(sessions.mode("http-mode").unwrap(), Mode::PlanCollect);
+}
+
+/// Counts words, and how many texts it was asked to count.
+struct CountingWords(Arc<std::sync::atomic::AtomicUsize>);
+
+impl chalie_core::session::CountTokens for CountingWords {
+    fn count(&self, text: &str) -> usize {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        text.split_whitespace().count()
+    }
+    fn encoding(&self) -> &str {
+        "words"
+    }
+}
+
+#[tokio::test]
+async fn the_tools_listing_is_made_once_and_answered_the_same_every_time() {
+    let sessions = sessions(Arc::new(ScriptedModel::new([])));
+    let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tokens = BearerTokens::new()
+        .with(ALICE, Principal::new("alice"))
+        .unwrap();
+    let tools = ToolsApi::new(sessions.dispatcher().registry().clone())
+        .tokens(CountingWords(Arc::clone(&counted)));
+    let app = router(sessions, tokens.clone()).merge(tools.router(tokens));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let list = || async {
+        let answer = client(ALICE)
+            .get(format!("{base}/tools"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.headers()["content-type"], "application/json");
+        answer.json::<Value>().await.unwrap()
+    };
+    let first = list().await;
+    assert_eq!(first["encoding"], "words");
+    let tools = first["tools"].as_array().unwrap();
+    assert!(!tools.is_empty());
+    assert!(
+        tools[0]["providers"]["anthropic"]["tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let after_first = counted.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(after_first, tools.len() * 5, "one count per provider");
+    for _ in 0..3 {
+        assert_eq!(list().await, first);
+    }
+    // The registry never changes: nothing was rendered or counted again.
+    assert_eq!(
+        counted.load(std::sync::atomic::Ordering::Relaxed),
+        after_first
+    );
 }

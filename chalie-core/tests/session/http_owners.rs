@@ -10,7 +10,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::abilities::done;
-use crate::http::{ALICE, BOB, client, serve};
+use crate::http::{ALICE, BOB, client, serve, serve_with_tools};
 use crate::{sessions, wait_for};
 
 async fn body(response: reqwest::Response) -> Value {
@@ -40,9 +40,21 @@ async fn forbidden(response: reqwest::Response) {
 async fn every_route_refuses_a_request_without_valid_credentials() {
     let model = Arc::new(ScriptedModel::new([Reply::text("Hello.")]));
     let sessions = sessions(model.clone());
-    let base = serve(sessions.clone()).await;
+    // With the Tools view's routes, so they are attacked too.
+    let base = serve_with_tools(sessions.clone()).await;
     let routes = [
         (Method::POST, "/sessions"),
+        (Method::GET, "/sessions"),
+        (Method::GET, "/me"),
+        (Method::GET, "/sessions/http-auth/messages/some-run/stream"),
+        (Method::GET, "/plans"),
+        (Method::GET, "/plans?sessionId=http-auth"),
+        (Method::POST, "/plans/http-auth/execute"),
+        (Method::DELETE, "/plans/http-auth"),
+        (Method::GET, "/policy"),
+        (Method::PUT, "/policy"),
+        (Method::GET, "/tools"),
+        (Method::GET, "/tools/discover?q=rename%20a%20task"),
         (Method::POST, "/sessions/http-auth/messages"),
         (Method::PATCH, "/sessions/http-auth"),
         (Method::GET, "/sessions/http-auth/messages"),

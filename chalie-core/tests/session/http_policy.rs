@@ -369,6 +369,23 @@ async fn listings_answer_only_the_caller_s_own() {
     assert_eq!(misplaced.status(), StatusCode::NOT_FOUND);
     assert_eq!(body(misplaced).await["code"], "not-found");
 
+    // Bob cannot follow Alice's run: not under her session, and not under
+    // a session of his own either (the run's own session is checked).
+    let bobs = client(BOB)
+        .post(format!("{base}/sessions"))
+        .send()
+        .await
+        .unwrap();
+    let bobs = body(bobs).await["id"].as_str().unwrap().to_owned();
+    for path in [
+        format!("{base}/sessions/{session}/messages/{run}/stream"),
+        format!("{base}/sessions/{bobs}/messages/{run}/stream"),
+    ] {
+        let refused = client(BOB).get(&path).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{path}");
+        assert_eq!(body(refused).await["code"], "not-owner", "{path}");
+    }
+
     let health = reqwest::get(format!("{base}/health")).await.unwrap();
     assert_eq!(health.status(), StatusCode::OK);
     assert_eq!(body(health).await, json!({ "status": "ok" }));
@@ -588,4 +605,49 @@ async fn a_permission_internal_through_its_tool_star_is_listed_its_other_cells_e
             .iter()
             .any(|entry| entry.permission == "rename_task.bulk")
     );
+}
+
+#[tokio::test]
+async fn reads_and_plan_actions_on_an_unknown_session_are_404_and_open_nothing() {
+    let sessions = sessions(Arc::new(ScriptedModel::new([])));
+    let base = serve(sessions.clone()).await;
+    let opened = client(ALICE)
+        .post(format!("{base}/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), StatusCode::CREATED);
+    let listed = || async {
+        body(
+            client(ALICE)
+                .get(format!("{base}/sessions"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+    let before = listed().await;
+    assert_eq!(before["sessions"].as_array().unwrap().len(), 1);
+
+    let alice = client(ALICE);
+    for request in [
+        alice.delete(format!("{base}/plans/nope")),
+        alice.post(format!("{base}/plans/nope/execute")),
+        alice.get(format!("{base}/plans?sessionId=nope")),
+        alice.get(format!("{base}/sessions/x/plan")),
+        alice.delete(format!("{base}/sessions/x/plan")),
+        alice.post(format!("{base}/sessions/x/plan/execute")),
+        alice.get(format!("{base}/sessions/x/messages")),
+    ] {
+        let answer = request.send().await.unwrap();
+        let url = answer.url().to_string();
+        assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{url}");
+        assert_eq!(body(answer).await["code"], "not-found", "{url}");
+    }
+    // Nothing was opened: the list is as it was, and the store has no row.
+    assert_eq!(listed().await, before);
+    for id in ["nope", "x"] {
+        assert_eq!(sessions.store().session(id).unwrap(), None, "{id}");
+    }
 }

@@ -1,6 +1,7 @@
 //! Hostile results for the envelope, and a reader that checks what the
 //! model would read: shared by the `core` and `dispatch` test binaries
 //! (`#[path]`-included), so both attack the envelope with the same texts.
+//! The `faults` binary takes its generator for hostile HTTP requests.
 //!
 //! The generator is deterministic (a seeded SplitMix64), so a failure
 //! names the case that broke and rerunning reproduces it. The number of
@@ -100,6 +101,11 @@ const PIECES: &[&str] = &[
 pub struct Rng(u64);
 
 impl Rng {
+    /// The source seeded with `seed` as it is: one seed, one sequence.
+    pub fn seeded(seed: u64) -> Self {
+        Self(seed)
+    }
+
     /// The source for case `case`: each case stands alone.
     pub fn for_case(case: u64) -> Self {
         Self(case.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xC0FF_EE00_D15E_A5E5)
@@ -122,6 +128,16 @@ impl Rng {
     /// True one time in `n`.
     pub fn one_in(&mut self, n: usize) -> bool {
         self.below(n) == 0
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `items` (which is not empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
     }
 
     /// A hostile text of up to `max_pieces` fragments.

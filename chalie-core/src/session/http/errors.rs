@@ -6,7 +6,8 @@
 //! ([`error`]), and also what axum answers by itself before a handler runs
 //! (a body that is not JSON, a wrong content type, a body over the limit, a
 //! path segment that is not UTF-8, an unknown route, a method the route
-//! does not take). `harden` installs that on a router.
+//! does not take). `harden` installs that on the API router, `shape` (all
+//! but the catch-all fallback) on a router merged beside it.
 //!
 //! | code | status | when |
 //! |---|---|---|
@@ -76,12 +77,33 @@ pub fn overloaded(what: impl Display) -> Response {
 }
 
 /// The router with the error shape enforced on everything it answers: a
-/// JSON `404` for unknown routes, a JSON `405` (with `Allow`) for a method
-/// a route does not take, the [`BODY_LIMIT`], and every other error answer
-/// not already in the shape (axum's extractor rejections: JSON, path,
-/// query, content type, length) rewritten into it, with its code.
+/// JSON `404` for unknown routes (the catch-all fallback), the open event
+/// streams limited to `max_streams`, and everything [`shape`] installs.
+///
+/// Only one router of an app may have it: axum refuses to merge two
+/// routers that both have a fallback. A router merged beside it (e.g.
+/// [`ToolsApi::router`](super::ToolsApi::router)) takes [`shape`] alone.
 pub(crate) fn harden(router: Router, max_streams: usize) -> Router {
     let streams = Arc::new(Semaphore::new(max_streams.min(Semaphore::MAX_PERMITS)));
+    shape(router.fallback(|| async {
+        error(
+            StatusCode::NOT_FOUND,
+            "not-found",
+            "no such route; the routes are listed in the API documentation (e.g. POST /sessions)",
+        )
+    }))
+    .layer(axum::middleware::map_response(move |response| {
+        limit_streams(Arc::clone(&streams), response)
+    }))
+}
+
+/// The error shape on a router's own routes, without a fallback (so it can
+/// be merged beside the [`harden`]ed one): a JSON `405` (with `Allow`) for
+/// a method a route does not take, the [`BODY_LIMIT`], paths with an
+/// empty segment refused, and every other error answer not already in the
+/// shape (axum's extractor rejections: JSON, path, query, content type,
+/// length) rewritten into it, with its code.
+pub(crate) fn shape(router: Router) -> Router {
     router
         .method_not_allowed_fallback(|| async {
             error(
@@ -90,18 +112,8 @@ pub(crate) fn harden(router: Router, max_streams: usize) -> Router {
                 "this route does not take that method; the `Allow` header lists those it takes",
             )
         })
-        .fallback(|| async {
-            error(
-                StatusCode::NOT_FOUND,
-                "not-found",
-                "no such route; the routes are listed in the API documentation (e.g. POST /sessions)",
-            )
-        })
         .layer(axum::middleware::map_request(no_empty_segment))
         .layer(axum::middleware::map_response(in_error_shape))
-        .layer(axum::middleware::map_response(move |response| {
-            limit_streams(Arc::clone(&streams), response)
-        }))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }
 

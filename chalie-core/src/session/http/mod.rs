@@ -16,7 +16,7 @@
 //! | `POST /runs/{runId}/tools/{toolCallId}/approve` | approves a pending write; `204` |
 //! | `POST /runs/{runId}/tools/{toolCallId}/reject` | rejects it; `204` |
 //! | `PATCH /sessions/{id}` `{"mode": "auto"}` | changes the mode; `200 {"id": ..., "mode": ...}` |
-//! | `GET /sessions/{id}/plan` | the plan collected in `plan_collect`; `200 {"steps": [...]}` |
+//! | `GET /sessions/{id}/plan` | the plan collected in `plan_collect`; `200 {"steps": [{"index", "callId", "tool", "input"}]}` |
 //! | `POST /sessions/{id}/plan/execute` | runs the plan; `201 {"runId": ...}` |
 //! | `DELETE /sessions/{id}/plan` | discards the plan; `204` |
 //! | `GET /plans?sessionId=` | the caller's plans (a plan's id is its session's): `200 {"plans": [{"planId", "sessionId", "steps"}]}`; with `sessionId`, that session's only |
@@ -30,7 +30,9 @@
 //! with a `WWW-Authenticate` challenge. A session belongs to the principal
 //! whose request opened it; a request on a session (or a run, a plan, or
 //! an approval) of another principal, or of none, is `403` and nothing
-//! runs. The policy is every session's: anyone signed in reads it, only a
+//! runs. Reading a session, or its plan, or running or discarding the
+//! plan, never opens one: an unknown session id is `404 not-found`, and
+//! nothing is stored. The policy is every session's: anyone signed in reads it, only a
 //! principal the seam lets [change it](Authenticate::may_change_policy)
 //! (e.g. [`BearerTokens::with_admin`]) changes it; `internal` rows are
 //! shown but not editable.
@@ -38,8 +40,8 @@
 //! Errors, axum's own rejections included, are JSON
 //! `{"error": "<what to do>", "code": "<kebab-case>"}`: `401 unauthorized`,
 //! `403 not-owner` (another principal's session), `403 forbidden` (a policy
-//! change by a non-administrator), `404 not-found` (an unknown run or route,
-//! or a message of another session), `405`, `409 not-pending` /
+//! change by a non-administrator), `404 not-found` (an unknown run, session
+//! or route, or a message of another session), `405`, `409 not-pending` /
 //! `empty-plan` / `not-editable`, `413` (a body over
 //! [`errors::BODY_LIMIT`]), `415`, `422 invalid-body`, `500 store-failed`
 //! or `503 overloaded` (with `Retry-After`): see [`errors`] for the codes.
@@ -144,11 +146,27 @@ impl<A> Clone for Api<A> {
 /// runs, or even reads its body, for a request that proved no principal.
 struct Caller(Principal);
 
-impl<A: Authenticate> FromRequestParts<Api<A>> for Caller {
+/// A router's state that holds the [`Authenticate`] seam: what [`Caller`]
+/// needs, whichever router (the API's, the Tools view's) extracts it.
+trait Authenticated {
+    /// The seam's type.
+    type Auth: Authenticate;
+    /// The seam that authenticates each request.
+    fn auth(&self) -> &Self::Auth;
+}
+
+impl<A: Authenticate> Authenticated for Api<A> {
+    type Auth = A;
+    fn auth(&self) -> &A {
+        &self.auth
+    }
+}
+
+impl<S: Authenticated + Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, api: &Api<A>) -> Result<Self, Response> {
-        match api.auth.authenticate(&parts.headers).await {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        match state.auth().authenticate(&parts.headers).await {
             Ok(principal) => Ok(Caller(principal)),
             Err(unauthorized) => Err(unauthorized.into_response()),
         }
@@ -164,6 +182,7 @@ impl Caller {
 fn session_error(failure: SessionError) -> Response {
     let (status, code) = match failure {
         SessionError::NotOwner { .. } => (StatusCode::FORBIDDEN, "not-owner"),
+        SessionError::UnknownSession(_) => (StatusCode::NOT_FOUND, "not-found"),
         SessionError::NotPending { .. } => (StatusCode::CONFLICT, "not-pending"),
         SessionError::EmptyPlan(_) => (StatusCode::CONFLICT, "empty-plan"),
         SessionError::BadPermission(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-body"),

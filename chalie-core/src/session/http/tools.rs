@@ -8,7 +8,7 @@
 //! answers say so (`"tokens": null`, a `404` from the playground) instead of
 //! guessing.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Json;
 use axum::Router;
@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Map, Value, json};
 
-use super::{Authenticate, Caller};
+use super::{Authenticate, Authenticated, Caller};
 use crate::ability::Effect;
 use crate::descriptor::{AssembleOptions, Provider, assemble};
 use crate::session::inspect::{CountTokens, Discover};
@@ -42,6 +42,10 @@ pub struct ToolsApi {
     registry: Registry,
     tokens: Option<Arc<dyn CountTokens>>,
     discovery: Option<Arc<dyn Discover>>,
+    /// `GET /tools`'s body, made on the first request: the registry never
+    /// changes, and rendering every provider's definition and counting its
+    /// tokens is too much work to redo for each request.
+    listing: OnceLock<axum::body::Bytes>,
 }
 
 impl ToolsApi {
@@ -52,12 +56,14 @@ impl ToolsApi {
             registry,
             tokens: None,
             discovery: None,
+            listing: OnceLock::new(),
         }
     }
 
     /// Counts each definition's tokens with `counter`.
     pub fn tokens(mut self, counter: impl CountTokens) -> Self {
         self.tokens = Some(Arc::new(counter));
+        self.listing = OnceLock::new();
         self
     }
 
@@ -68,16 +74,20 @@ impl ToolsApi {
     }
 
     /// `GET /tools` and `GET /tools/discover?q=`, both authenticated by
-    /// `auth` like every other route.
+    /// `auth` like every other route, their errors in the API's shape (a
+    /// JSON `405`, the body limit). It has no fallback of its own: merge it
+    /// into [`router`](super::router), whose `404` covers unknown routes.
     pub fn router<A: Authenticate>(self, auth: A) -> Router {
         let state = ToolsState {
             tools: Arc::new(self),
             auth: Arc::new(auth),
         };
-        Router::new()
-            .route("/tools", get(list::<A>))
-            .route("/tools/discover", get(discover::<A>))
-            .with_state(state)
+        super::errors::shape(
+            Router::new()
+                .route("/tools", get(list::<A>))
+                .route("/tools/discover", get(discover::<A>))
+                .with_state(state),
+        )
     }
 
     fn describe(&self) -> Vec<Value> {
@@ -142,23 +152,28 @@ impl<A> Clone for ToolsState<A> {
     }
 }
 
-impl<A: Authenticate> axum::extract::FromRequestParts<ToolsState<A>> for Caller {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        state: &ToolsState<A>,
-    ) -> Result<Self, Response> {
-        match state.auth.authenticate(&parts.headers).await {
-            Ok(principal) => Ok(Caller(principal)),
-            Err(unauthorized) => Err(unauthorized.into_response()),
-        }
+impl<A: Authenticate> Authenticated for ToolsState<A> {
+    type Auth = A;
+    fn auth(&self) -> &A {
+        &self.auth
     }
 }
 
 async fn list<A: Authenticate>(_caller: Caller, State(state): State<ToolsState<A>>) -> Response {
-    let encoding = state.tools.tokens.as_ref().map(|c| c.encoding().to_owned());
-    Json(json!({ "tools": state.tools.describe(), "encoding": encoding })).into_response()
+    let listing = state.tools.listing.get_or_init(|| {
+        let encoding = state.tools.tokens.as_ref().map(|c| c.encoding().to_owned());
+        json!({ "tools": state.tools.describe(), "encoding": encoding })
+            .to_string()
+            .into()
+    });
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        listing.clone(),
+    )
+        .into_response()
 }
 
 /// The longest query the playground searches: a request, not a document.

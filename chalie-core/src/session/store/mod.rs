@@ -228,11 +228,15 @@ pub struct ApprovalRecord {
 }
 
 /// One step of a session's plan: a write captured in `plan_collect` mode.
+/// Serialised in camelCase (`callId`), as the HTTP API answers it and as
+/// the run's events name the same call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PlanStep {
     /// Its position, from 0.
     pub index: usize,
     /// The call that was captured.
+    #[serde(alias = "call_id")]
     pub call_id: String,
     /// The ability to call.
     pub tool: String,

@@ -209,10 +209,10 @@ async function planSteps(id) {
 
 function showPlan(steps) {
   $("plan").hidden = steps.length === 0;
-  $("plan-steps").replaceChildren(...steps.map((step) => el("li", { "data-step-call-id": step.callId ?? step.call_id },
+  $("plan-steps").replaceChildren(...steps.map((step) => el("li", { "data-step-call-id": step.callId },
     el("code", { text: step.tool }), " ", el("span", { class: "muted", text: JSON.stringify(step.input) }))));
   for (const step of steps) {
-    const card = document.querySelector(`#messages [data-call-id="${CSS.escape(step.callId ?? step.call_id)}"]`);
+    const card = document.querySelector(`#messages [data-call-id="${CSS.escape(step.callId)}"]`);
     if (card) markInPlan(card);
   }
 }
