@@ -65,7 +65,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         &[(crate::postgres::URL_VARIABLE, &postgres.url)],
     )?;
     drop(postgres);
-    // Faults and load at the size CI affords, with their table.
+    // Faults and load at the size CI affords, with their table: the only
+    // run of `chalie-core`'s `faults` binary (`test = false` keeps it out of
+    // the workspace run above).
     println!("\n$ cargo xtask soak");
     crate::soak::run(&[])?;
     // The API docs build without a warning: a broken or private intra-doc
