@@ -20,8 +20,11 @@ use crate::index::Index;
 /// Personalisation rules for skills, e.g. the user's standing preferences, supplied by the
 /// host and appended to each playbook `find_skills` returns.
 pub trait SkillRules: Send + Sync {
-    /// Rules for the skill called `skill` on this turn; empty for none.
-    fn rules(&self, skill: &str, turn: &Turn) -> Vec<String>;
+    /// The rules of each skill in `skills` on this turn, in the same order: one list per
+    /// skill, empty for none. Asked once per `find_skills` call with every skill it found,
+    /// so a host reads the user's rules once, not once per playbook. A list missing at the
+    /// end reads as no rules for those skills.
+    fn rules(&self, skills: &[&str], turn: &Turn) -> Vec<Vec<String>>;
 }
 
 /// The discovery index as the host hands it to `find_tools` and `find_skills`: give one to
@@ -198,15 +201,21 @@ impl Discovery {
             Ok(found) => found,
             Err(error) => return error,
         };
+        // The host's rules for every hit at once: one read of the user's rules per call.
+        let names: Vec<&str> = outcome
+            .injected
+            .iter()
+            .map(|hit| hit.name.as_str())
+            .collect();
+        let mut rules = match &self.rules {
+            Some(host) if !names.is_empty() => host.rules(&names, turn).into_iter(),
+            _ => Vec::new().into_iter(),
+        };
         let injected: Vec<Value> = outcome
             .injected
             .iter()
             .map(|hit| {
-                let rules = self
-                    .rules
-                    .as_ref()
-                    .map(|r| r.rules(&hit.name, turn))
-                    .unwrap_or_default();
+                let rules = rules.next().unwrap_or_default();
                 json!({
                     "name": hit.name,
                     "summary": hit.summary,

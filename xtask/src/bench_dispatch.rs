@@ -14,7 +14,7 @@
 //! `--annotate` prints where chalie's instructions go (callgrind_annotate,
 //! inclusive, the top functions).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::{Outcome, project_root};
@@ -49,7 +49,19 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     if Command::new("valgrind").arg("--version").output().is_err() {
         return Err("valgrind is not installed; install it (e.g. `apt-get install valgrind`) to count instructions".into());
     }
-    let binary = build(&root)?;
+    // Line tables let callgrind name lines; they leave the code as it is.
+    let binary = crate::ci::built_executable(
+        &[
+            "bench",
+            "-p",
+            "chalie-core",
+            "--bench",
+            "dispatch",
+            "--no-run",
+        ],
+        &[("CARGO_PROFILE_BENCH_DEBUG", "line-tables-only")],
+        "dispatch",
+    )?;
     let out_dir = root.join("target").join("callgrind");
     std::fs::create_dir_all(&out_dir)?;
 
@@ -139,37 +151,6 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         }
     }
     Ok(())
-}
-
-/// Builds the bench once and returns the path of its binary.
-fn build(root: &Path) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let output = Command::new("cargo")
-        .args([
-            "bench",
-            "-p",
-            "chalie-core",
-            "--bench",
-            "dispatch",
-            "--no-run",
-            "--message-format=json",
-        ])
-        // Line tables let callgrind name lines; they leave the code as it is.
-        .env("CARGO_PROFILE_BENCH_DEBUG", "line-tables-only")
-        .current_dir(root)
-        .output()?;
-    if !output.status.success() {
-        return Err(format!(
-            "building the dispatch bench failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into());
-    }
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "dispatch")
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built no `dispatch` bench binary".into())
 }
 
 /// The instructions callgrind collected, from its `summary:` line.

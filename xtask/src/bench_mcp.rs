@@ -10,14 +10,26 @@
 //! goals hold. Options (`--rounds N`, `--seconds S`, `--only NAME`) go to
 //! the bench.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use crate::{Outcome, project_root};
 
 pub(crate) fn run(args: &[String]) -> Outcome {
     let root = project_root();
-    let binary = build(&root)?;
+    let binary = crate::ci::built_executable(
+        &[
+            "bench",
+            "--package",
+            "chalie-core",
+            "--features",
+            "mcp",
+            "--bench",
+            "mcp_serving",
+            "--no-run",
+        ],
+        &[],
+        "mcp_serving",
+    )?;
     let status = Command::new(&binary)
         .args(args)
         .current_dir(root.join("chalie-core"))
@@ -27,35 +39,4 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     } else {
         Err(format!("the MCP serving bench failed ({status})").into())
     }
-}
-
-/// Builds the bench once and returns the path of its binary.
-fn build(root: &std::path::Path) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let output = Command::new(env!("CARGO"))
-        .args([
-            "bench",
-            "--package",
-            "chalie-core",
-            "--features",
-            "mcp",
-            "--bench",
-            "mcp_serving",
-            "--no-run",
-            "--message-format=json",
-        ])
-        .current_dir(root)
-        .output()?;
-    if !output.status.success() {
-        return Err(format!(
-            "building the mcp_serving bench failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into());
-    }
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "mcp_serving")
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built no `mcp_serving` bench binary".into())
 }

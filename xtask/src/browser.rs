@@ -6,7 +6,6 @@
 //! root); otherwise it says which packages to install.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::Outcome;
 
@@ -23,26 +22,9 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         println!("{BROWSER} and {DRIVER} already installed");
         return Ok(());
     }
-    if !crate::postgres::is_root() {
-        return Err(format!(
-            "{BROWSER} or {DRIVER} is missing; install the distribution's packages \
-             (`apt-get install chromium chromium-driver`) and retry"
-        )
-        .into());
-    }
-    println!("Chromium is not installed; installing the distribution's packages");
-    step(Command::new("apt-get").arg("update"), "apt-get update")?;
-    step(
-        Command::new("apt-get")
-            .args([
-                "install",
-                "--yes",
-                "--no-install-recommends",
-                "chromium",
-                "chromium-driver",
-            ])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-        "apt-get install chromium chromium-driver",
+    crate::system::apt_install(
+        &["chromium", "chromium-driver"],
+        &format!("{BROWSER} or {DRIVER} is missing"),
     )?;
     for binary in [BROWSER, DRIVER] {
         if !Path::new(binary).is_file() {
@@ -50,13 +32,4 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         }
     }
     Ok(())
-}
-
-fn step(command: &mut Command, what: &str) -> Outcome {
-    let status = command.status()?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{what}` failed ({status})").into())
-    }
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask test` and `cargo xtask demo`: the two commands the README
 //! gives, each doing all of its own set-up on a fresh machine.
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
 use crate::{Outcome, project_root};
 
@@ -23,6 +24,34 @@ pub(crate) fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     } else {
         Err(format!("`cargo {}` failed ({status})", args.join(" ")).into())
     }
+}
+
+/// Builds with `cargo ARGS --message-format=json` (and `env`) in the
+/// workspace root and returns the path of the executable of the target
+/// named `target`, wherever the configured target directory puts it.
+/// Cargo's progress and errors go to the terminal.
+pub(crate) fn built_executable(
+    args: &[&str],
+    env: &[(&str, &str)],
+    target: &str,
+) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    println!("\n$ cargo {}", args.join(" "));
+    let output = Command::new(env!("CARGO"))
+        .args(args)
+        .arg("--message-format=json")
+        .envs(env.iter().copied())
+        .current_dir(project_root())
+        .stderr(Stdio::inherit())
+        .output()?;
+    if !output.status.success() {
+        return Err(format!("`cargo {}` failed ({})", args.join(" "), output.status).into());
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["target"]["name"] == target)
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| format!("`cargo {}` built no `{target}` executable", args.join(" ")).into())
 }
 
 /// The workspace members with `publish = false`: examples and automation.
@@ -65,7 +94,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
         &[(crate::postgres::URL_VARIABLE, &postgres.url)],
     )?;
     drop(postgres);
-    // Faults and load at the size CI affords, with their table.
+    // Faults and load at the size CI affords, with their table: the only
+    // run of `chalie-core`'s `faults` binary (`test = false` keeps it out of
+    // the workspace run above).
     println!("\n$ cargo xtask soak");
     crate::soak::run(&[])?;
     // The API docs build without a warning: a broken or private intra-doc
@@ -101,8 +132,9 @@ pub(crate) fn test(args: &[String]) -> Outcome {
     // So is what every request costs: the token goals of the demo's turns.
     println!("\n$ cargo xtask tokens");
     crate::index::run("tokens", &[])?;
+    // The import cycles were checked first thing: lint's other half only.
     println!("\n$ cargo xtask lint");
-    crate::lint::run(&[])?;
+    crate::lint::abilities(&[])?;
     // A newcomer's first five minutes: the README's two commands are these
     // two, `.ci/run` is the test one, and the demo runs to the end.
     readme_commands_are_true()?;
@@ -146,7 +178,7 @@ pub(crate) fn demo(args: &[String]) -> Outcome {
 /// What both need before they start: the model, then the index the
 /// programs open (they refuse a missing or stale one). Idempotent: a second
 /// run checks the hashes, downloads nothing and embeds only what changed.
-fn prepare() -> Outcome {
+pub(crate) fn prepare() -> Outcome {
     println!("\n$ cargo xtask fetch-model");
     crate::index::run("fetch-model", &[])?;
     println!("\n$ cargo xtask index");

@@ -37,10 +37,7 @@ pub(crate) fn run(args: &[String]) -> Outcome {
             return Err(format!("unknown option `{other}`; expected --report").into());
         }
     };
-    let cycles = find(&project_root(), CRATES)?;
-    for cycle in &cycles {
-        eprintln!("import cycle: {}", cycle.join(" ⇄ "));
-    }
+    let cycles = printed()?;
     if report_only && !cycles.is_empty() {
         println!("cycles: {} import cycle(s)", cycles.len());
         return Ok(());
@@ -51,11 +48,16 @@ pub(crate) fn run(args: &[String]) -> Outcome {
 /// The check `cargo xtask lint` and `cargo xtask test` run: fails on any
 /// import cycle between the files of a crate, naming each.
 pub(crate) fn check() -> Outcome {
+    gate(&printed()?)
+}
+
+/// The workspace's import cycles, each printed as it is found.
+fn printed() -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
     let cycles = find(&project_root(), CRATES)?;
     for cycle in &cycles {
         eprintln!("import cycle: {}", cycle.join(" ⇄ "));
     }
-    gate(&cycles)
+    Ok(cycles)
 }
 
 /// Every import cycle of the crates whose source folders (relative to

@@ -18,6 +18,7 @@ mod postgres;
 mod python_env;
 mod serve_bench;
 mod soak;
+mod system;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -65,35 +65,10 @@ pub(crate) fn run(args: &[String]) -> Outcome {
 /// missing and allowed.
 fn ensure_node() -> Outcome {
     if node_major().is_none() || Command::new("npm").arg("--version").output().is_err() {
-        if !crate::postgres::is_root() {
-            return Err(format!(
-                "Node.js and npm were not found; install Node.js {MIN_NODE} or newer with npm (e.g. `apt-get install nodejs npm`) and retry"
-            )
-            .into());
-        }
-        println!("Node.js is not installed; installing the distribution's packages");
-        for (what, command) in [
-            ("apt-get update", vec!["update"]),
-            (
-                "apt-get install nodejs npm",
-                vec![
-                    "install",
-                    "--yes",
-                    "--no-install-recommends",
-                    "nodejs",
-                    "npm",
-                ],
-            ),
-        ] {
-            let status = Command::new("apt-get")
-                .args(command)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .map_err(|error| format!("cannot run {what}: {error}"))?;
-            if !status.success() {
-                return Err(format!("{what} failed ({status})").into());
-            }
-        }
+        crate::system::apt_install(
+            &["nodejs", "npm"],
+            &format!("Node.js ({MIN_NODE} or newer) and npm were not found"),
+        )?;
     }
     match node_major() {
         Some(major) if major >= MIN_NODE => Ok(()),

@@ -107,7 +107,7 @@ fn start(durability: Durability) -> Result<String, Box<dyn std::error::Error>> {
     }
     let data = dir.join("data");
     let log = dir.join("server.log");
-    step(
+    crate::system::step(
         as_owner(Command::new(bin.join("initdb")), owner)
             .arg("--pgdata")
             .arg(&data)
@@ -123,7 +123,7 @@ fn start(durability: Durability) -> Result<String, Box<dyn std::error::Error>> {
          -c max_connections=300",
         durability.server_options()
     );
-    step(
+    crate::system::step(
         as_owner(Command::new(bin.join("pg_ctl")), owner)
             .arg("--pgdata")
             .arg(&data)
@@ -144,7 +144,7 @@ fn stop() -> Outcome {
     let data = dir.join("data");
     if data.join("postmaster.pid").exists() {
         let bin = server_binaries()?;
-        step(
+        crate::system::step(
             as_owner(Command::new(bin.join("pg_ctl")), cluster_owner()?)
                 .arg("--pgdata")
                 .arg(&data)
@@ -164,20 +164,9 @@ fn server_binaries() -> Result<PathBuf, Box<dyn std::error::Error>> {
     if let Some(bin) = find_binaries() {
         return Ok(bin);
     }
-    if !is_root() {
-        return Err(
-            "PostgreSQL's initdb and pg_ctl were not found; install the distribution's \
-                    `postgresql` package (e.g. `apt-get install postgresql`) and retry"
-                .into(),
-        );
-    }
-    println!("PostgreSQL is not installed; installing the distribution's package");
-    step(Command::new("apt-get").arg("update"), "apt-get update")?;
-    step(
-        Command::new("apt-get")
-            .args(["install", "--yes", "--no-install-recommends", "postgresql"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-        "apt-get install postgresql",
+    crate::system::apt_install(
+        &["postgresql"],
+        "PostgreSQL's initdb and pg_ctl were not found",
     )?;
     find_binaries().ok_or_else(|| {
         "the `postgresql` package installed, but initdb and pg_ctl are still not found".into()
@@ -216,20 +205,15 @@ fn find_binaries() -> Option<PathBuf> {
         .find(|dir| has_both(dir))
 }
 
-/// Whether this runs as root, who may install the distribution's packages.
-pub(crate) fn is_root() -> bool {
-    id(&["-u"]).is_ok_and(|uid| uid == 0)
-}
-
 /// The uid and gid the cluster runs as: `None` when this does not run as
 /// root (the cluster is then the caller's); as root, the unprivileged
 /// [`CLUSTER_USER`], created if missing.
 fn cluster_owner() -> Result<Option<(u32, u32)>, Box<dyn std::error::Error>> {
-    if !is_root() {
+    if !crate::system::is_root() {
         return Ok(None);
     }
-    if id(&["-u", CLUSTER_USER]).is_err() {
-        step(
+    if crate::system::id(&["-u", CLUSTER_USER]).is_err() {
+        crate::system::step(
             Command::new("useradd").args([
                 "--system",
                 "--no-create-home",
@@ -237,21 +221,13 @@ fn cluster_owner() -> Result<Option<(u32, u32)>, Box<dyn std::error::Error>> {
                 "/usr/sbin/nologin",
                 CLUSTER_USER,
             ]),
-            "useradd",
+            "`useradd`",
         )?;
     }
     Ok(Some((
-        id(&["-u", CLUSTER_USER])?,
-        id(&["-g", CLUSTER_USER])?,
+        crate::system::id(&["-u", CLUSTER_USER])?,
+        crate::system::id(&["-g", CLUSTER_USER])?,
     )))
-}
-
-fn id(args: &[&str]) -> Result<u32, Box<dyn std::error::Error>> {
-    let output = Command::new("id").args(args).output()?;
-    if !output.status.success() {
-        return Err(format!("`id {}` failed", args.join(" ")).into());
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().parse()?)
 }
 
 fn chown(path: &Path, uid: u32, gid: u32) -> Outcome {
@@ -287,20 +263,4 @@ fn as_owner(mut command: Command, owner: Option<(u32, u32)>) -> Command {
 /// A port nobody listens on now (the server binds it a moment later).
 fn free_port() -> Result<u16, Box<dyn std::error::Error>> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-fn step(command: &mut Command, what: &str) -> Outcome {
-    let output = command
-        .output()
-        .map_err(|error| format!("{what}: cannot run it: {error}"))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "{what} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-    .into())
 }

@@ -44,12 +44,12 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         // `CHALIE_PYTHON3` picks the interpreter the venv is made from.
         let base = std::env::var("CHALIE_PYTHON3").unwrap_or_else(|_| "python3".to_owned());
         check_version(&base)?;
-        run_step(
+        crate::system::step(
             Command::new(&base).args(["-m", "venv"]).arg(&venv),
             &format!("`{base} -m venv` (on Debian: `apt-get install python3-venv`)"),
         )?;
     }
-    run_step(
+    crate::system::step(
         Command::new(&python).args([
             "-m",
             "pip",
@@ -108,15 +108,4 @@ fn check_version(python: &str) -> Outcome {
         .into());
     }
     Ok(())
-}
-
-fn run_step(command: &mut Command, what: &str) -> Outcome {
-    let status = command
-        .status()
-        .map_err(|error| format!("cannot run {what}: {error}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed ({status})").into())
-    }
 }

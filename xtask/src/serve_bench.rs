@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{Outcome, project_root};
+use crate::Outcome;
 
 const TOKEN: &str = "bench-0123456789abcdef0123456789abcdef";
 
@@ -42,13 +42,16 @@ pub(crate) fn run(args: &[String]) -> Outcome {
         }
     }
     // The service opens the discovery index, as in production.
-    crate::index::run("fetch-model", &[])?;
-    crate::index::run("index", &[])?;
-    crate::ci::cargo(&["build", "--release", "--locked", "--package", "assistant"])?;
+    crate::ci::prepare()?;
+    let binary = crate::ci::built_executable(
+        &["build", "--release", "--locked", "--package", "assistant"],
+        &[],
+        "assistant",
+    )?;
 
     let work = std::env::temp_dir().join(format!("chalie-serve-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
-    let outcome = measure(&work, runs, sessions);
+    let outcome = measure(&binary, &work, runs, sessions);
     let _ = std::fs::remove_dir_all(&work);
     outcome
 }
@@ -66,7 +69,11 @@ impl Drop for Service {
     }
 }
 
-fn start(work: &Path, replies: usize) -> Result<Service, Box<dyn std::error::Error>> {
+fn start(
+    binary: &Path,
+    work: &Path,
+    replies: usize,
+) -> Result<Service, Box<dyn std::error::Error>> {
     std::fs::write(
         work.join("users.toml"),
         format!("[[users]]\nname = \"bench\"\ntoken = \"{TOKEN}\"\n"),
@@ -75,11 +82,6 @@ fn start(work: &Path, replies: usize) -> Result<Service, Box<dyn std::error::Err
         .map(|_| r#"{"text": "Done."}"#.to_owned())
         .collect();
     std::fs::write(work.join("script.json"), format!("[{}]", script.join(",")))?;
-    let binary = project_root().join("target/release/assistant");
-    let binary = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(target) => Path::new(&target).join("release/assistant"),
-        None => binary,
-    };
     let mut child = Command::new(binary)
         .args(["serve", "--listen", "127.0.0.1:0", "--users"])
         .arg(work.join("users.toml"))
@@ -197,9 +199,9 @@ fn open_session(address: &str) -> Result<String, String> {
         .ok_or(format!("no session id in {opened}"))
 }
 
-fn measure(work: &Path, runs: usize, sessions: usize) -> Outcome {
+fn measure(binary: &Path, work: &Path, runs: usize, sessions: usize) -> Outcome {
     let warmup = 10;
-    let service = start(work, warmup + runs + sessions)?;
+    let service = start(binary, work, warmup + runs + sessions)?;
     let address = service.address.clone();
     let idle = resident_kib(service.child.id());
     let session = open_session(&address)?;

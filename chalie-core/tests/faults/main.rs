@@ -2,8 +2,9 @@
 //! way the README builds it, attacked with hostile requests and held open
 //! by many streaming clients; the SQLite store damaged, full and shared.
 //!
-//! Sizes come from the environment (`CHALIE_SOAK_*`) so CI runs a size it
-//! can afford and `cargo xtask soak --full` the full one; each test appends
+//! Sizes come from the environment (`CHALIE_SOAK_*`): each test's default is
+//! the size CI affords (`cargo xtask soak` sets none) and
+//! `cargo xtask soak --full` sets the full one; each test appends
 //! its figures to the file `CHALIE_SOAK_REPORT` names, for the soak table.
 
 // A failed unwrap is a failed test, which is what a test should do.

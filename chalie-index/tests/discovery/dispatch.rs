@@ -2,6 +2,8 @@
 //! dispatcher, with the index handed over as a [`Discovery`] extension.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chalie_core::{
     Channel, Dispatcher, ToolCall, Turn, contracts::Profile, descriptor::AssembleOptions,
@@ -230,14 +232,24 @@ async fn a_profile_returns_external_tools_only_of_the_servers_and_names_it_lists
     assert!(hidden.is_empty(), "{hidden:?}");
 }
 
-struct Metric;
+/// Rules naming the skill and the session; counts how often it was asked.
+#[derive(Default)]
+struct Metric {
+    asked: Arc<AtomicUsize>,
+}
 
 impl SkillRules for Metric {
-    fn rules(&self, skill: &str, turn: &Turn) -> Vec<String> {
-        vec![format!(
-            "{skill} for {}: temperatures in Celsius",
-            turn.session_id()
-        )]
+    fn rules(&self, skills: &[&str], turn: &Turn) -> Vec<Vec<String>> {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        skills
+            .iter()
+            .map(|skill| {
+                vec![format!(
+                    "{skill} for {}: temperatures in Celsius",
+                    turn.session_id()
+                )]
+            })
+            .collect()
     }
 }
 
@@ -245,7 +257,9 @@ impl SkillRules for Metric {
 async fn find_skills_returns_the_playbook_with_the_hosts_rules() {
     let dir = tempfile::tempdir().expect("tempdir");
     build(dir.path(), &descriptors());
-    let dispatcher = dispatcher(discovery(dir.path()).with_skill_rules(Metric));
+    let metric = Metric::default();
+    let asked = Arc::clone(&metric.asked);
+    let dispatcher = dispatcher(discovery(dir.path()).with_skill_rules(metric));
     let turn = Turn::builder(Channel::Chat).session_id("ann").build();
     let done = call(
         &dispatcher,
@@ -267,6 +281,7 @@ async fn find_skills_returns_the_playbook_with_the_hosts_rules() {
         json!(["plan_trip for ann: temperatures in Celsius"])
     );
     assert_eq!(body["not_found"], json!(["weather"]));
+    assert_eq!(asked.load(Ordering::Relaxed), 1, "the host is asked once");
     assert!(
         turn.activated_tools().is_empty(),
         "skills are text, not tools"

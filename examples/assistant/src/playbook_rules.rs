@@ -43,14 +43,16 @@ impl PlaybookRules {
         Self { memory, topics }
     }
 
-    fn applies(&self, item: &MemoryItem, skill: &str) -> bool {
+    /// Whether the rule `item`, whose content words are `words`, applies
+    /// to the playbook `skill`.
+    fn applies(&self, item: &MemoryItem, words: &[String], skill: &str) -> bool {
         if let Some(named) = &item.skill {
             return named.trim().eq_ignore_ascii_case(skill);
         }
         let Some(topic) = self.topics.get(skill) else {
             return false;
         };
-        topic_words(&item.content)
+        words
             .iter()
             .any(|word| topic.iter().any(|known| shares_stem(known, word)))
     }
@@ -80,19 +82,34 @@ fn shares_stem(a: &str, b: &str) -> bool {
 }
 
 impl SkillRules for PlaybookRules {
-    fn rules(&self, skill: &str, turn: &Turn) -> Vec<String> {
+    fn rules(&self, skills: &[&str], turn: &Turn) -> Vec<Vec<String>> {
         // A turn for nobody has no preferences; a store that fails costs
-        // the personalisation, not the playbook.
+        // the personalisation, not the playbooks.
         let Some(owner) = turn.principal() else {
             return Vec::new();
         };
+        // One read of the user's memories for every playbook found, and
+        // each rule's words worked out once.
         let Ok(items) = self.memory.items(owner) else {
             return Vec::new();
         };
-        items
+        let rules: Vec<(MemoryItem, Vec<String>)> = items
             .into_iter()
-            .filter(|item| item.kind.is_rule() && self.applies(item, skill))
-            .map(|item| item.content)
+            .filter(|item| item.kind.is_rule())
+            .map(|item| {
+                let words = topic_words(&item.content);
+                (item, words)
+            })
+            .collect();
+        skills
+            .iter()
+            .map(|skill| {
+                rules
+                    .iter()
+                    .filter(|(item, words)| self.applies(item, words, skill))
+                    .map(|(item, _)| item.content.clone())
+                    .collect()
+            })
             .collect()
     }
 }

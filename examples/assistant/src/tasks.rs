@@ -100,11 +100,12 @@ pub async fn task_list(params: TaskListParams, turn: &Turn) -> ToolResult {
         Err(invalid) => return invalid.into_tool_result(),
     };
     let after = request.after().and_then(|key| key.as_u64()).unwrap_or(0);
-    let all = match store.all(owner) {
-        Ok(all) => all,
+    // Deleted tasks are never listed, so they are not read.
+    let live = match store.live(owner) {
+        Ok(live) => live,
         Err(error) => return store_failed(&error),
     };
-    let fetched: Vec<Task> = all
+    let fetched: Vec<Task> = live
         .into_iter()
         .filter(|task| task.id > after && params.status.admits(task.state))
         .take(request.fetch_limit())

@@ -311,6 +311,16 @@ impl Tasks {
             .collect()
     }
 
+    /// `owner`'s tasks that are not deleted, in id order: what a list shows,
+    /// read without the deleted ones a list would throw away.
+    pub fn live(&self, owner: &Principal) -> Result<Vec<Task>, StoreError> {
+        self.records
+            .records(owner, TASKS, Listing::Live)?
+            .into_iter()
+            .map(|record| typed(record, |task: &mut Task, id| task.id = id))
+            .collect()
+    }
+
     /// `owner`'s task `id`, unless it is missing or deleted.
     pub(crate) fn get(&self, owner: &Principal, id: u64) -> Result<Option<Task>, StoreError> {
         self.records

@@ -164,6 +164,12 @@ impl std::error::Error for PrepareError {
 /// The host the demo runs on: the sample data, MiniLM for memory, and the
 /// discovery index of `paths.index_dir`, opened as `paths.mode` says.
 pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
+    equip(Host::sample(), paths)
+}
+
+/// `host`, its stores and clock kept, with MiniLM for memory and the
+/// discovery index of `paths.index_dir`, opened as `paths.mode` says.
+pub fn equip(host: Host, paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
     let registry = chalie_core::registry().map_err(PrepareError::Registry)?;
     let embedder: Arc<dyn Embedder> =
         Arc::new(MiniLm::load(paths.model_dir).map_err(PrepareError::Model)?);
@@ -177,9 +183,7 @@ pub fn prepare(paths: &DemoPaths<'_>) -> Result<Host, PrepareError> {
         paths.profile,
     )
     .map_err(PrepareError::Index)?;
-    Ok(Host::sample()
-        .with_embedder(embedder)
-        .with_discovery(discovery))
+    Ok(host.with_embedder(embedder).with_discovery(discovery))
 }
 
 /// The whole demo on `host`, as a transcript; the web conversation is

@@ -35,9 +35,11 @@ use chalie_core::session::{
 use chalie_core::{Dispatcher, contracts::ChalieConfig};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use crate::Profiles;
-use crate::demo::{DemoPaths, prepare};
+use chalie_core::turn::Clock;
+
+use crate::demo::{DemoPaths, PrepareError, equip};
 use crate::discovery::IndexMode;
+use crate::{Host, Profiles};
 
 /// Where the API is mounted; the console is served at `/`.
 pub const API_PREFIX: &str = "/ai";
@@ -234,6 +236,24 @@ async fn stop_requested() {
     }
 }
 
+/// The host `assistant serve` runs on: each user's memory, tasks and
+/// calendar in `records` (the sessions' own store, so a user's data and
+/// sessions stay together and outlive a restart), the time from `clock`,
+/// nobody's data seeded; with `paths`, MiniLM memory and the discovery
+/// index too. The service builds its host here and nowhere else, so the
+/// tests that build theirs here test the service's.
+pub fn host(
+    records: Arc<dyn RecordStore>,
+    clock: Clock,
+    paths: Option<&DemoPaths<'_>>,
+) -> Result<Host, PrepareError> {
+    let host = Host::new(clock, records);
+    match paths {
+        Some(paths) => equip(host, paths),
+        None => Ok(host),
+    }
+}
+
 /// Runs the service until SIGTERM or Ctrl-C; `root` is the workspace,
 /// where the embedding model and the default index are.
 pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
@@ -253,21 +273,18 @@ pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
         .get_one::<PathBuf>("index")
         .cloned()
         .unwrap_or_else(|| chalie_index::default_index_dir(root));
-    let host = prepare(&DemoPaths {
-        model_dir: &model_dir,
-        index_dir: &index_dir,
-        mode: IndexMode::Prebuilt,
-        external: &[],
-        profile: &profiles.everyday,
-    })
-    .map_err(|error| error.to_string())?
-    // Each user's memory, tasks and calendar beside their sessions, on
-    // the system's clock (the demo's host fixes both).
-    .with_records(records);
-    let host = crate::Host {
-        clock: chalie_core::turn::Clock::system(),
-        ..host
-    };
+    let host = host(
+        records,
+        Clock::system(),
+        Some(&DemoPaths {
+            model_dir: &model_dir,
+            index_dir: &index_dir,
+            mode: IndexMode::Prebuilt,
+            external: &[],
+            profile: &profiles.everyday,
+        }),
+    )
+    .map_err(|error| error.to_string())?;
     let host_discovery = host.discovery.clone();
     let dispatcher = Arc::new(
         host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))

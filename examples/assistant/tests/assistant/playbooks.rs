@@ -3,9 +3,11 @@
 //! nothing of another user's.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use assistant::Host;
-use chalie_core::turn::Principal;
+use assistant::{Host, SAMPLE_NOW};
+use chalie_core::session::{Listing, MemoryStore, Record, RecordStore, StoreError};
+use chalie_core::turn::{Clock, Principal};
 use chalie_index::{Discovery, HashingEmbedder, Index};
 use chalie_testkit::Harness;
 use serde_json::{Value, json};
@@ -39,24 +41,20 @@ async fn rules(harness: &Harness, query: &str, name: &str) -> Value {
         .clone()
 }
 
-#[tokio::test]
-async fn find_skills_returns_each_users_own_preferences_with_the_playbook_they_fit() {
-    // The shipped playbooks, indexed with a small embedder: this test is
-    // about the rules, not the ranking.
-    let dir = tempfile::tempdir().unwrap();
+/// The shipped abilities and playbooks, indexed in `dir` with a small
+/// embedder (these tests are about the rules, not the ranking); the
+/// discovery over it.
+fn discovery(dir: &std::path::Path) -> Discovery {
     let registry = chalie_core::registry().unwrap();
     let descriptors = assistant::descriptors(registry).unwrap();
-    Index::build(
-        &descriptors,
-        &HashingEmbedder::default(),
-        dir.path(),
-        &mut |_| {},
-    )
-    .unwrap();
-    let host = Host::sample().with_discovery(Discovery::open(
-        dir.path(),
-        Arc::new(HashingEmbedder::default()),
-    ));
+    Index::build(&descriptors, &HashingEmbedder::default(), dir, &mut |_| {}).unwrap();
+    Discovery::open(dir, Arc::new(HashingEmbedder::default()))
+}
+
+#[tokio::test]
+async fn find_skills_returns_each_users_own_preferences_with_the_playbook_they_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::sample().with_discovery(discovery(dir.path()));
     let (alice, bob) = (acting_for("alice", &host), acting_for("bob", &host));
 
     for stored in [
@@ -108,4 +106,105 @@ async fn find_skills_returns_each_users_own_preferences_with_the_playbook_they_f
         .call("preference", json!({ "kind": "rule", "content": "x" }))
         .await
         .assert_error("invalid-kind");
+}
+
+/// A store counting the reads of the users' memories.
+#[derive(Default)]
+struct Counting {
+    inner: MemoryStore,
+    memory_reads: AtomicUsize,
+}
+
+impl RecordStore for Counting {
+    fn insert_record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        data: &Value,
+    ) -> Result<Record, StoreError> {
+        self.inner.insert_record(owner, collection, data)
+    }
+
+    fn record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        id: u64,
+    ) -> Result<Option<Record>, StoreError> {
+        self.inner.record(owner, collection, id)
+    }
+
+    fn update_record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        id: u64,
+        data: &Value,
+    ) -> Result<Option<Record>, StoreError> {
+        self.inner.update_record(owner, collection, id, data)
+    }
+
+    fn delete_record(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        id: u64,
+    ) -> Result<bool, StoreError> {
+        self.inner.delete_record(owner, collection, id)
+    }
+
+    fn records(
+        &self,
+        owner: &Principal,
+        collection: &str,
+        listing: Listing,
+    ) -> Result<Vec<Record>, StoreError> {
+        if collection == "assistant.memory" {
+            self.memory_reads.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.records(owner, collection, listing)
+    }
+}
+
+#[tokio::test]
+async fn find_skills_reads_the_users_memories_once_for_every_playbook_it_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Counting::default());
+    let host = Host::new(Clock::parse(SAMPLE_NOW).unwrap(), store.clone())
+        .with_discovery(discovery(dir.path()));
+    let alice = acting_for("alice", &host);
+    alice
+        .call(
+            "preference",
+            json!({ "content": "I always want a window seat on flights" }),
+        )
+        .await
+        .assert_success();
+    let before = store.memory_reads.load(Ordering::Relaxed);
+    let found: Value = alice
+        .call(
+            "find_skills",
+            json!({ "query": ["plan_a_trip", "weekly_review"] }),
+        )
+        .await
+        .assert_success()
+        .body()
+        .unwrap();
+    let injected = found["injected"].as_array().unwrap();
+    assert!(injected.len() >= 2, "{found}");
+    assert_eq!(
+        store.memory_reads.load(Ordering::Relaxed) - before,
+        1,
+        "one read of the memories for {} playbooks",
+        injected.len()
+    );
+    // The rules still go to the playbook they fit, and only to it.
+    for skill in injected {
+        let expected = if skill["name"] == "plan_a_trip" {
+            json!(["I always want a window seat on flights"])
+        } else {
+            json!([])
+        };
+        assert_eq!(skill["rules"], expected, "{skill}");
+    }
 }

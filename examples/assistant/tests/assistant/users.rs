@@ -32,7 +32,9 @@ struct Service {
 impl Service {
     fn over<S: SessionStore + RecordStore + 'static>(store: Arc<S>) -> Service {
         let clock = Clock::parse(SAMPLE_NOW).unwrap();
-        let host = Host::new(clock, store.clone());
+        // The service's own host, without the model and index the service
+        // adds (these calls need neither).
+        let host = assistant::service::host(store.clone(), clock, None).unwrap();
         let registry = chalie_core::registry().unwrap().clone();
         let dispatcher = Arc::new(
             host.install(Dispatcher::builder(registry).policy(assistant::policy()))

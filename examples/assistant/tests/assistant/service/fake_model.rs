@@ -82,6 +82,11 @@ fn split(whole: &str) -> Vec<String> {
 /// A chat-completions stream calling `name` with `arguments`, the
 /// arguments arriving in several `tool_calls` deltas.
 pub fn openai_tool_call(name: &str, arguments: &Value) -> Vec<String> {
+    openai_tool_call_with_id("call_1", name, arguments)
+}
+
+/// [`openai_tool_call`] with the call's id `id`, for a run of several calls.
+pub fn openai_tool_call_with_id(id: &str, name: &str, arguments: &Value) -> Vec<String> {
     let event = |delta: Value| {
         format!(
             "data: {}\n\n",
@@ -91,7 +96,7 @@ pub fn openai_tool_call(name: &str, arguments: &Value) -> Vec<String> {
     let arguments = arguments.to_string();
     let (head, tail) = arguments.split_at(arguments.len() / 2);
     let whole = [
-        event(json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function", "function": { "name": name, "arguments": "" } }] })),
+        event(json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": id, "type": "function", "function": { "name": name, "arguments": "" } }] })),
         event(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": head } }] })),
         event(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": tail } }] })),
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n".to_owned(),
