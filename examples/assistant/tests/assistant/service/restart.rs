@@ -42,14 +42,13 @@ async fn read_the_day(base: &str, token: &str, received: &Received, request: usi
         "{events:?}"
     );
     let (_, sent) = received.lock().unwrap()[request].clone();
-    let result = sent["messages"]
+    sent["messages"]
         .as_array()
         .unwrap()
         .iter()
         .find(|message| message["role"] == "tool" && message["tool_call_id"] == "call_read")
         .unwrap_or_else(|| panic!("no calendar result: {sent}"))["content"]
-        .to_string();
-    result
+        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
