@@ -226,7 +226,9 @@ async fn bob_reaches_nothing_of_alices_memory_tasks_or_calendar() {
     let service = Service::over(Arc::new(MemoryStore::new()));
     let kept = alice_keeps(&service).await;
     attack(&service, &kept).await;
-    // Bob's own task is his alone, and takes a fresh id.
+    // Bob's own task is his alone. Ids are numbered per user, so his first
+    // task may take the same number as Alice's: neither sees the other's,
+    // and his numbering says nothing of how many she has.
     let his = service
         .call(
             Some(&bob()),
@@ -234,8 +236,17 @@ async fn bob_reaches_nothing_of_alices_memory_tasks_or_calendar() {
             json!({ "action": "create", "title": "Bob's errand" }),
         )
         .await;
-    assert_ne!(body(&his)["created"]["id"].as_u64(), Some(kept.task));
-    assert_eq!(service.host.tasks.all(&alice()).unwrap().len(), 1);
+    let his_id = body(&his)["created"]["id"].as_u64().unwrap();
+    let bobs = service.host.tasks.all(&bob()).unwrap();
+    assert_eq!(bobs.len(), 1);
+    assert_eq!(
+        (bobs[0].id, bobs[0].title.as_str()),
+        (his_id, "Bob's errand")
+    );
+    let alices = service.host.tasks.all(&alice()).unwrap();
+    assert_eq!(alices.len(), 1);
+    assert_eq!(alices[0].id, kept.task);
+    assert_ne!(alices[0].title, "Bob's errand");
 }
 
 #[tokio::test]
