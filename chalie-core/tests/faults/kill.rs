@@ -330,13 +330,29 @@ fn a_replica_killed_mid_write_hands_its_run_to_the_live_one() {
             let base = format!("http://{}", listener.local_addr().unwrap());
             let serving = runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
             let stop = Arc::new(AtomicBool::new(false));
+            // B's own session, opened before A dies: an unknown id is a 404,
+            // and the pinger must count only what a dying peer could break.
+            let own: serde_json::Value = runtime.block_on(async {
+                reqwest::Client::new()
+                    .post(format!("{base}/sessions"))
+                    .bearer_auth(token)
+                    .send()
+                    .await
+                    .unwrap()
+                    .error_for_status()
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap()
+            });
+            let own = own["id"].as_str().unwrap().to_owned();
             let pinger = {
                 let (stop, served, refused) = (stop.clone(), served.clone(), refused.clone());
                 runtime.spawn(async move {
                     let client = reqwest::Client::new();
                     while !stop.load(Ordering::Relaxed) {
                         let answer = client
-                            .get(format!("{base}/sessions/b-own/messages"))
+                            .get(format!("{base}/sessions/{own}/messages"))
                             .bearer_auth(token)
                             .send()
                             .await;
