@@ -176,9 +176,28 @@ fn a_malformed_collector_url_stops_the_service_with_one_line_naming_the_flag() {
         if let Some(env) = env {
             command.env("OTEL_EXPORTER_OTLP_ENDPOINT", env);
         }
-        let output = command.output().unwrap();
-        assert!(!output.status.success(), "{otlp:?} {env:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let mut child = command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A service that accepted the URL would serve until stopped: it is
+        // stopped here and the test fails, rather than waiting on it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the service started with {otlp:?} {env:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(!status.success(), "{otlp:?} {env:?}");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(
             stderr.contains("e.g. --otlp http://127.0.0.1:4318"),
