@@ -9,6 +9,7 @@ mod otlp;
 mod owners;
 mod policy;
 mod restart;
+mod user_data;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
