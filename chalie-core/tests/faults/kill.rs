@@ -52,7 +52,10 @@ pub async fn record_write(params: RecordParams) -> ToolResult {
             .append(true)
             .open(bodies)
             .unwrap();
-        writeln!(file, "body {}", params.id).unwrap();
+        // One write of the whole line: concurrent bodies append to the
+        // same file, and `writeln!` may write its pieces one by one.
+        file.write_all(format!("body {}\n", params.id).as_bytes())
+            .unwrap();
         file.sync_all().unwrap();
     }
     println!("body ran");

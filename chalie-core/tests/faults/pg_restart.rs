@@ -8,7 +8,7 @@
 //!
 //! The server is the one `cargo xtask soak` starts; the test restarts it
 //! through the program the soak names in `CHALIE_TEST_POSTGRES_RESTART`,
-//! `CHALIE_SOAK_RESTARTS` times (default 2). The restart is a clean one
+//! `CHALIE_SOAK_RESTARTS` times (default 4). The restart is a clean one
 //! (`fast`): the soak's throwaway server acknowledges commits before they
 //! reach its log (`synchronous_commit=off`), so a crash of it loses
 //! answers no client of it could keep.
@@ -95,7 +95,7 @@ fn postgres_restarted_mid_runs_loses_nothing_silently() {
              `cargo xtask soak` starts, and only the soak names the program that can"
         )
     });
-    let restarts = size("CHALIE_SOAK_RESTARTS", 2);
+    let restarts = size("CHALIE_SOAK_RESTARTS", 4);
     let clients = 6;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -139,12 +139,11 @@ fn postgres_restarted_mid_runs_loses_nothing_silently() {
                 sent.clone(),
             );
             runtime.spawn(async move {
-                let session = format!("restart-client-{client}");
-                // Auto: the allowed write runs without asking, so every
-                // run writes while the server may go down.
-                sessions.set_mode(&session, Mode::Auto).unwrap();
                 while !stop.load(Ordering::Relaxed) {
                     let id = next.fetch_add(1, Ordering::Relaxed);
+                    // A session per message, as many users' first messages:
+                    // one session's calls would soon meet its rate limit.
+                    let session = format!("restart-{client}-{id}");
                     let after_restart = back.load(Ordering::Relaxed);
                     let mut seen = Sent {
                         id,
@@ -156,23 +155,37 @@ fn postgres_restarted_mid_runs_loses_nothing_silently() {
                         after_restart,
                         ending: String::new(),
                     };
-                    match sessions.send(&session, &format!("write {id}")) {
+                    // Auto: the allowed write runs without asking, so every
+                    // run writes while the server may go down. Refused while
+                    // it is down, as the send would be.
+                    let sent_to = sessions
+                        .set_mode(&session, Mode::Auto)
+                        .and_then(|()| sessions.send(&session, &format!("write {id}")));
+                    match sent_to {
                         Err(_) => seen.refused = true,
                         Ok(run) => {
                             if let Ok(events) =
                                 tokio::time::timeout(Duration::from_secs(60), run.finish()).await
                             {
                                 seen.ended = true;
-                                seen.completed = events.contains(&Event::MessageCompleted {
-                                    content: format!("wrote {id}"),
-                                });
+                                // A failed call (a store error while it was
+                                // recorded) is an error the client saw.
+                                let call_failed = events
+                                    .iter()
+                                    .any(|event| matches!(event, Event::ToolFailed { .. }));
+                                seen.completed = !call_failed
+                                    && events.contains(&Event::MessageCompleted {
+                                        content: format!("wrote {id}"),
+                                    });
                                 seen.failed = events.iter().any(|event| {
-                                    matches!(event, Event::RunFailed { .. })
-                                        || matches!(
-                                            event,
-                                            Event::RunSettlementCompleted { status, .. }
-                                                if status != "completed"
-                                        )
+                                    matches!(
+                                        event,
+                                        Event::RunFailed { .. } | Event::ToolFailed { .. }
+                                    ) || matches!(
+                                        event,
+                                        Event::RunSettlementCompleted { status, .. }
+                                            if status != "completed"
+                                    )
                                 });
                                 if !seen.completed {
                                     let last = events.len().saturating_sub(4);
