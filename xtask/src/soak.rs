@@ -90,6 +90,7 @@ fn table(report: &str) -> Outcome {
         ("sqlite_kill", "kills"),
         ("pg_kill", "kills"),
         ("pg_restart", "restarts"),
+        ("background_kill", "kills"),
     ]) + vanished;
     let runs_started = sum(&[
         ("load", "runs_started"),
@@ -175,6 +176,14 @@ fn table(report: &str) -> Outcome {
                 sum(&[("pg_restart", "errors_seen")])
             ),
             None,
+        ),
+        (
+            "background results lost to a kill",
+            measured(
+                "background_kill",
+                sum(&[("background_kill", "background_results_lost")]),
+            ),
+            Some(sum(&[("background_kill", "background_results_lost")])),
         ),
         (
             "approvals lost",
@@ -265,6 +274,7 @@ fn table(report: &str) -> Outcome {
         "sqlite_kill",
         "pg_kill",
         "pg_restart",
+        "background_kill",
         "hostile_http",
         "load",
         "sqlite_damaged",

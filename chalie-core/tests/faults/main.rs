@@ -1,7 +1,8 @@
 //! Faults and load where users compose the parts: the router built the
 //! way the README builds it, attacked with hostile requests and held open
 //! by many streaming clients; the SQLite store damaged, full and shared;
-//! processes killed mid-run; PostgreSQL restarted under running writes.
+//! processes killed mid-run, mid-write and mid-background call;
+//! PostgreSQL restarted under running writes.
 //!
 //! Sizes come from the environment (`CHALIE_SOAK_*`): each test's default is
 //! the size CI affords (`cargo xtask soak` sets none) and
@@ -11,6 +12,7 @@
 // A failed unwrap is a failed test, which is what a test should do.
 #![allow(clippy::unwrap_used)]
 
+mod background_kill;
 mod hostile_http;
 mod kill;
 mod load;
