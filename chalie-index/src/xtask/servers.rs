@@ -17,30 +17,31 @@ pub(super) fn descriptors(
     let failed = |detail: String| {
         XtaskError::Servers(format!("{detail}; then run `cargo xtask index` again"))
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            failed(format!(
-                "cannot start a runtime to connect {origin}: {error}"
-            ))
-        })?;
-    // On a thread of its own: the caller may itself run inside a runtime (a test, a
-    // program building its index), where blocking on another would panic.
+    // On a thread of its own, runtime and all: the caller may itself run inside a runtime
+    // (a test, a program building its index), where blocking on another, or dropping one,
+    // would panic.
     let listed = std::thread::scope(|scope| {
         scope
             .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| {
+                        format!("cannot start a runtime to connect {origin}: {error}")
+                    })?;
                 runtime.block_on(async {
-                    let connected = crate::servers::connect(servers, None, origin).await?;
+                    let connected = crate::servers::connect(servers, None, origin)
+                        .await
+                        .map_err(|error| error.to_string())?;
                     connected.disconnect().await;
-                    Ok::<_, crate::servers::ServersError>(connected.descriptors)
+                    Ok::<_, String>(connected.descriptors)
                 })
             })
             .join()
     });
     match listed {
         Ok(Ok(descriptors)) => Ok(descriptors),
-        Ok(Err(error)) => Err(failed(error.to_string())),
+        Ok(Err(detail)) => Err(failed(detail)),
         Err(_) => Err(failed(format!("connecting {origin} panicked"))),
     }
 }
