@@ -210,7 +210,7 @@ impl From<McpConfig> for ServerList {
                 let mut entry = Entry {
                     name: Some(spec.name),
                     timeout_secs: (spec.timeout != DEFAULT_TIMEOUT)
-                        .then(|| spec.timeout.as_secs_f64()),
+                        .then_some(spec.timeout.as_secs_f64()),
                     ..Entry::default()
                 };
                 match spec.transport {

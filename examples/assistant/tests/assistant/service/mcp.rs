@@ -8,7 +8,8 @@
 //! the start with the fix.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -113,9 +114,11 @@ fn calls(work: &Workdir) -> Vec<String> {
 }
 
 /// Runs `assistant serve` with `args` and expects it to stop before
-/// listening; what it printed on stderr.
+/// listening; what it printed on stderr. One that starts is killed and
+/// fails the test, rather than holding it up.
 fn refused(work: &Workdir, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_assistant"))
+    let stderr_path = work.path("refused.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_assistant"))
         .args(["serve", "--listen", "127.0.0.1:0", "--users"])
         .arg(work.path("users.toml"))
         .arg("--db")
@@ -124,12 +127,28 @@ fn refused(work: &Workdir, args: &[&str]) -> String {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .output()
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(!output.status.success(), "the service started: {stdout}");
-    assert!(!stdout.contains("listening"), "{stdout}");
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the service started instead of refusing:\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert!(!status.success(), "{stderr}");
+    stderr
 }
 
 /// One message of the model's: discover the server's forecast tool by
