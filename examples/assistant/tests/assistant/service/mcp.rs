@@ -335,3 +335,44 @@ fn a_server_that_cannot_be_reached_stops_the_start_with_its_name() {
     assert!(stderr.contains("MCP server `ghost`"), "{stderr}");
     assert!(stderr.contains("[[mcp.servers]]"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_the_profile_does_not_list_is_neither_found_nor_called() {
+    let work = Workdir::new();
+    // Configured and indexed, but `[profiles.everyday.external]` does not
+    // name it.
+    let server = python_server(&work).replace("servers = [\"py\"]", "servers = []");
+    let config = config(&work, "chalie", &server);
+    let index = index(&work, &config, "index");
+    let (url, received) = serve(forecast_turn("only", "Nothing to look it up with.")).await;
+    let service = Service::start(
+        &work,
+        &[
+            "--model-url",
+            &format!("{url}/v1"),
+            "--model",
+            "local-model",
+            "--config",
+            config.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let base = service.base.clone();
+    // Even allowed by the policy, which gates only what the model reaches.
+    set_policy(&base, "allow").await;
+    let session = open_session(&base, ALICE, "approval").await;
+    let (_, mut stream) = send(&base, ALICE, &session, "will it be sunny in Rome").await;
+    let events = stream.until("run.settlement.completed").await;
+    let failed = event(&events, "tool.failed", "py__get_forecast");
+    assert_eq!(failed["error"]["code"], "tool-not-available", "{failed}");
+    assert!(calls(&work).is_empty(), "{:?}", calls(&work));
+    let received = received.lock().unwrap();
+    assert!(!offered(&received[1].1).contains(&"py__get_forecast"));
+    assert!(
+        service
+            .log()
+            .contains("exposes none of this server's tools")
+    );
+}
