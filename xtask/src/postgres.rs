@@ -1,5 +1,11 @@
-//! `cargo xtask postgres start|stop|url`: a throwaway PostgreSQL cluster for
-//! the `postgres` store's tests, in `target/postgres`, on a free local port.
+//! `cargo xtask postgres start|stop|restart|url`: a throwaway PostgreSQL
+//! cluster for the `postgres` store's tests, in `target/postgres`, on a
+//! free local port. `restart` stops it (`fast`: every connection cut, open
+//! transactions rolled back) and starts it again on the same port, for the
+//! fault test that restarts the database in the middle of runs. Not
+//! `immediate`, a crash: the throwaway cluster runs with
+//! `synchronous_commit=off`, so a crash loses commits it had acknowledged,
+//! which no client of it could prevent.
 //!
 //! The server is the distribution's: when `initdb` and `pg_ctl` are missing it
 //! is installed with `apt-get` (root only). PostgreSQL refuses to run as
@@ -17,6 +23,9 @@ use crate::{Outcome, project_root};
 
 /// The variable the tests read the server's URL from.
 pub(crate) const URL_VARIABLE: &str = "CHALIE_TEST_POSTGRES_URL";
+/// The variable the fault tests read the program that restarts the server
+/// from: this one, run as `<program> postgres restart`.
+pub(crate) const RESTART_VARIABLE: &str = "CHALIE_TEST_POSTGRES_RESTART";
 /// The unprivileged user the cluster runs as when this runs as root.
 const CLUSTER_USER: &str = "chalie-pg";
 /// The database role the tests connect as (a superuser of the cluster, so
@@ -27,13 +36,14 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     match args.first().map(String::as_str) {
         Some("start") => start(Durability::Throwaway).map(|url| println!("{URL_VARIABLE}={url}")),
         Some("stop") => stop(),
+        Some("restart") => restart(),
         Some("url") => {
             let url = std::fs::read_to_string(dir().join("url"))
                 .map_err(|_| "no cluster is running; `cargo xtask postgres start` first")?;
             println!("{}", url.trim());
             Ok(())
         }
-        _ => Err("usage: cargo xtask postgres start|stop|url".into()),
+        _ => Err("usage: cargo xtask postgres start|stop|restart|url".into()),
     }
 }
 
@@ -136,6 +146,26 @@ fn start(durability: Durability) -> Result<String, Box<dyn std::error::Error>> {
     let url = format!("postgres://{ROLE}@127.0.0.1:{port}/postgres");
     std::fs::write(dir.join("url"), &url)?;
     Ok(url)
+}
+
+/// Stops the running cluster and starts it again with the
+/// options it was started with (pg_ctl keeps them), waiting until it takes
+/// connections.
+fn restart() -> Outcome {
+    let data = dir().join("data");
+    if !data.join("postmaster.pid").exists() {
+        return Err("no cluster is running; `cargo xtask postgres start` first".into());
+    }
+    let bin = server_binaries()?;
+    crate::system::step(
+        as_owner(Command::new(bin.join("pg_ctl")), cluster_owner()?)
+            .arg("--pgdata")
+            .arg(&data)
+            .arg("--log")
+            .arg(dir().join("server.log"))
+            .args(["--mode", "fast", "--wait", "--timeout", "60", "restart"]),
+        "pg_ctl restart",
+    )
 }
 
 /// Stops the cluster and removes it; nothing to do when none is running.

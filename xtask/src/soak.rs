@@ -10,12 +10,13 @@ use serde_json::Value;
 use crate::{Outcome, project_root};
 
 /// The full sizes: hostile requests, streaming clients per wave, kills of
-/// each kind. The CI size is none of these: it is the tests' own defaults,
+/// each kind, PostgreSQL restarts. The CI size is none of these: it is the tests' own defaults,
 /// written once, in the tests.
-const FULL: [(&str, &str); 3] = [
+const FULL: [(&str, &str); 4] = [
     ("CHALIE_SOAK_HTTP_REQUESTS", "1000000"),
     ("CHALIE_SOAK_CLIENTS", "1000"),
     ("CHALIE_SOAK_KILLS", "25"),
+    ("CHALIE_SOAK_RESTARTS", "20"),
 ];
 
 /// Runs the fault tests at the chosen size and prints the table.
@@ -34,9 +35,13 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     // returns.
     let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
     let mut env = sizes.to_vec();
+    // The restart test restarts that server through this same program
+    // (`<program> postgres restart`).
+    let restart = std::env::current_exe()?.display().to_string();
     env.extend([
         ("CHALIE_SOAK_REPORT", report_path.as_str()),
         (crate::postgres::URL_VARIABLE, postgres.url.as_str()),
+        (crate::postgres::RESTART_VARIABLE, restart.as_str()),
     ]);
     let tests = crate::ci::cargo_with(
         &[
@@ -84,18 +89,21 @@ fn table(report: &str) -> Outcome {
         ("sqlite_two_processes", "second_open_refused"),
         ("sqlite_kill", "kills"),
         ("pg_kill", "kills"),
+        ("pg_restart", "restarts"),
     ]) + vanished;
     let runs_started = sum(&[
         ("load", "runs_started"),
         ("sqlite_kill", "runs"),
         ("pg_kill", "runs"),
+        ("pg_restart", "runs"),
     ]);
     let runs_ended = sum(&[
         ("load", "runs_ended"),
         ("sqlite_kill", "runs_ended"),
         ("pg_kill", "runs_ended"),
+        ("pg_restart", "runs_ended"),
     ]);
-    let killed = |key: &str| sum(&[("sqlite_kill", key), ("pg_kill", key)]);
+    let killed = |key: &str| sum(&[("sqlite_kill", key), ("pg_kill", key), ("pg_restart", key)]);
     let statuses = by_test
         .get("hostile_http")
         .and_then(|f| f["by_status"].as_object())
@@ -150,6 +158,23 @@ fn table(report: &str) -> Outcome {
             "approved writes that never ran",
             measured("sqlite_kill", killed("writes_lost")),
             Some(killed("writes_lost")),
+        ),
+        (
+            "answers clients saw that PostgreSQL did not keep, or runs ended silently",
+            measured("pg_restart", sum(&[("pg_restart", "answers_lost")])),
+            Some(sum(&[("pg_restart", "answers_lost")])),
+        ),
+        (
+            "runs completed after PostgreSQL restarted / errors clients saw",
+            format!(
+                "{} / {}",
+                measured(
+                    "pg_restart",
+                    sum(&[("pg_restart", "completed_after_restart")])
+                ),
+                sum(&[("pg_restart", "errors_seen")])
+            ),
+            None,
         ),
         (
             "approvals lost",
@@ -239,6 +264,7 @@ fn table(report: &str) -> Outcome {
     let expected = [
         "sqlite_kill",
         "pg_kill",
+        "pg_restart",
         "hostile_http",
         "load",
         "sqlite_damaged",

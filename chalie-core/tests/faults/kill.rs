@@ -23,10 +23,10 @@ use std::time::Duration;
 use crate::{PerConversation, report, sessions, size};
 
 /// Where this process counts the write bodies that ran.
-static BODIES: Mutex<Option<PathBuf>> = Mutex::new(None);
+pub(crate) static BODIES: Mutex<Option<PathBuf>> = Mutex::new(None);
 
 /// Held by each test that sets [`BODIES`], so they take turns.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Parameters of [`record_write()`].
 #[derive(Params)]
@@ -52,7 +52,10 @@ pub async fn record_write(params: RecordParams) -> ToolResult {
             .append(true)
             .open(bodies)
             .unwrap();
-        writeln!(file, "body {}", params.id).unwrap();
+        // One write of the whole line: concurrent bodies append to the
+        // same file, and `writeln!` may write its pieces one by one.
+        file.write_all(format!("body {}\n", params.id).as_bytes())
+            .unwrap();
         file.sync_all().unwrap();
     }
     println!("body ran");
@@ -180,6 +183,18 @@ fn bodies_ran(bodies: &std::path::Path) -> usize {
         .unwrap_or_default()
         .lines()
         .count()
+}
+
+/// How many times each record id's write body ran, by the side file.
+#[cfg(feature = "postgres")]
+pub(crate) fn bodies_by_id(bodies: &std::path::Path) -> std::collections::BTreeMap<u32, usize> {
+    let mut ran = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(bodies).unwrap_or_default().lines() {
+        if let Some(id) = line.strip_prefix("body ").and_then(|id| id.parse().ok()) {
+            *ran.entry(id).or_insert(0) += 1;
+        }
+    }
+    ran
 }
 
 /// One kill at `point` on SQLite, then a restart on the same file; returns

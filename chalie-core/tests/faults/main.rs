@@ -1,6 +1,7 @@
 //! Faults and load where users compose the parts: the router built the
 //! way the README builds it, attacked with hostile requests and held open
-//! by many streaming clients; the SQLite store damaged, full and shared.
+//! by many streaming clients; the SQLite store damaged, full and shared;
+//! processes killed mid-run; PostgreSQL restarted under running writes.
 //!
 //! Sizes come from the environment (`CHALIE_SOAK_*`): each test's default is
 //! the size CI affords (`cargo xtask soak` sets none) and
@@ -13,6 +14,8 @@
 mod hostile_http;
 mod kill;
 mod load;
+#[cfg(feature = "postgres")]
+mod pg_restart;
 mod sqlite;
 
 use std::sync::Arc;

@@ -8,6 +8,7 @@
 //! assistant serve --users users.toml [--listen 127.0.0.1:8080]
 //!     (--script FILE | --model-url URL --model NAME | ANTHROPIC_API_KEY=… --model NAME)
 //!     [--db .chalie/assistant.db | --postgres URL] [--index DIR] [--config chalie.toml] [--no-tools]
+//!     [--otlp http://127.0.0.1:4318]
 //! ```
 //!
 //! Users and their tokens come from `--users` ([`users`]); a user marked
@@ -15,10 +16,13 @@
 //! belongs to the user who opened it: another user's session, run,
 //! approval or plan is refused with nothing run. Logs and spans go to
 //! stderr, filtered by `RUST_LOG` (`info` by default, e.g.
-//! `RUST_LOG=chalie_core=debug,info`). SIGTERM or Ctrl-C stops the
+//! `RUST_LOG=chalie_core=debug,info`); with `--otlp URL` (or
+//! `OTEL_EXPORTER_OTLP_ENDPOINT`) the spans also go to that OpenTelemetry
+//! collector over OTLP/HTTP ([`telemetry`]). SIGTERM or Ctrl-C stops the
 //! service: runs stop where they are, pending approvals and plans stay in
-//! the store, and the next start resumes the runs; a write that was
-//! running is reported to the model as interrupted, never run again.
+//! the store, the spans not yet exported are sent, and the next start
+//! resumes the runs; a write that was running is reported to the model as
+//! interrupted, never run again.
 //!
 //! The MCP servers `chalie.toml` (or `--config`) configures under
 //! `[[mcp.servers]]` are connected at start: a server that cannot be
@@ -33,6 +37,7 @@
 //! The connections close when the service stops.
 
 pub mod script;
+pub mod telemetry;
 pub mod users;
 
 use std::net::SocketAddr;
@@ -145,6 +150,24 @@ pub fn command() -> Command {
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("The discovery index `cargo xtask index` built (default .chalie/index)"),
         )
+        .arg(
+            Arg::new("otlp")
+                .long("otlp")
+                .value_name("URL")
+                .env(telemetry::OTLP_ENV)
+                .help("Also send the spans to this OpenTelemetry collector over OTLP/HTTP, e.g. http://127.0.0.1:4318"),
+        )
+}
+
+/// The collector URL and where it came from: `--otlp` or its environment
+/// variable, so a bad one is reported under the name the user set.
+fn otlp(args: &ArgMatches) -> Option<(&'static str, &str)> {
+    let url = args.get_one::<String>("otlp")?;
+    let flag = match args.value_source("otlp") {
+        Some(clap::parser::ValueSource::EnvVariable) => telemetry::OTLP_ENV,
+        _ => "--otlp",
+    };
+    Some((flag, url.as_str()))
 }
 
 /// The model the arguments and environment name; [`NO_MODEL`] without one.
@@ -214,27 +237,6 @@ fn store(args: &ArgMatches) -> Result<Database, String> {
     Ok((store.clone(), store))
 }
 
-/// Logs and spans to stderr, filtered by `RUST_LOG` (`info` without it).
-fn init_logs() -> Result<(), String> {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    let filter: tracing_subscriber::filter::Targets = std::env::var("RUST_LOG")
-        .unwrap_or_else(|_| "info".to_owned())
-        .parse()
-        .map_err(|error| {
-            format!("RUST_LOG: {error}; e.g. RUST_LOG=info or RUST_LOG=chalie_core=debug,info")
-        })?;
-    tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(false),
-        )
-        .with(filter)
-        .try_init()
-        .map_err(|error| format!("cannot install the log subscriber: {error}"))
-}
-
 /// Resolves when the process is asked to stop: SIGTERM or Ctrl-C.
 async fn stop_requested() {
     let ctrl_c = async {
@@ -278,7 +280,16 @@ pub fn host(
 /// Runs the service until SIGTERM or Ctrl-C; `root` is the workspace,
 /// where the embedding model and the default index are.
 pub async fn run(args: &ArgMatches, root: &Path) -> Result<(), String> {
-    init_logs()?;
+    let telemetry = telemetry::init(otlp(args))?;
+    let served = serve(args, root).await;
+    // After the server has stopped, whether it stopped well or not: the
+    // spans of its last runs are still in the exporter's batch.
+    telemetry.flush().await;
+    served
+}
+
+/// Builds the service and serves it until SIGTERM or Ctrl-C.
+async fn serve(args: &ArgMatches, root: &Path) -> Result<(), String> {
     let model = model(args)?;
     let tokens = users::load(
         args.get_one::<PathBuf>("users")

@@ -6,9 +6,11 @@ mod console;
 mod fake_model;
 mod mcp;
 mod models;
+mod otlp;
 mod owners;
 mod policy;
 mod restart;
+mod user_data;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -78,6 +80,9 @@ impl Service {
             .env_remove("OPENAI_BASE_URL")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            // Nor their collector where its spans go.
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_SERVICE_NAME")
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
