@@ -89,7 +89,8 @@
 //!   PostgreSQL), `model/` the model clients (OpenAI-compatible,
 //!   Anthropic, scripted), `http/` the HTTP API; typed events, approval /
 //!   auto / plan modes.
-//! - `mcp` (`mcp/`, feature `mcp`): the MCP server and client.
+//! - [`mcp`] (`mcp/`): the MCP server and client (feature `mcp`), and the
+//!   configuration of external servers (always: `chalie.toml` names them).
 //!
 //! No file imports a file that imports it back: `cargo xtask lint` fails
 //! on an import cycle between the files of a crate.
@@ -99,7 +100,6 @@ pub mod contracts;
 pub mod descriptor;
 pub mod dispatch;
 pub mod envelope;
-#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod params;
 mod registry;

@@ -81,7 +81,9 @@
 //! `xtask` entry. Without it the crate holds only what a contract check reads (the
 //! `find_tools` and `find_skills` abilities, descriptors, catalogs, the [`Embedder`]
 //! trait), so a tool that lints or locks the linked abilities builds in seconds; the two
-//! abilities then answer `not-configured`.
+//! abilities then answer `not-configured`. `mcp` adds [`servers`]: connecting the MCP servers
+//! `chalie.toml` configures, so `cargo xtask index` indexes their tools and a program checks
+//! its index against them.
 //!
 //! A manifest beside the artifacts records their sha256, the descriptors' fingerprint and
 //! the embedder's identity; [`Index::open`] verifies all of it, so a damaged index fails
@@ -113,6 +115,8 @@ mod manifest;
 mod playground;
 #[cfg(feature = "engine")]
 mod rebuild;
+#[cfg(feature = "mcp")]
+pub mod servers;
 #[cfg(feature = "engine")]
 mod vector;
 #[cfg(feature = "engine")]

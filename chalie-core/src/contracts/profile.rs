@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ability::AbilitySpec;
 use crate::dispatch::{ExternalTools, source_of};
+use crate::mcp::McpConfig;
 use crate::registry::Registry;
 
 /// The abilities every profile exposes, by name: discovery, memory and the
@@ -353,7 +354,8 @@ fn list(unresolved: &[Unresolved]) -> String {
 }
 
 /// A workspace's chalie configuration (`chalie.toml`): the namespace its
-/// capabilities are published in, and named profiles.
+/// capabilities are published in, named profiles, and the external MCP
+/// servers its programs connect (`[[mcp.servers]]`).
 ///
 /// ```
 /// use chalie_core::contracts::{ChalieConfig, ConfigError};
@@ -370,11 +372,50 @@ fn list(unresolved: &[Unresolved]) -> String {
 /// assert_eq!(config.namespace, "acme");
 /// assert!(config.profile("assistant").unwrap().enables("calendar"));
 /// assert!(config.profile("assistant").unwrap().allows_external("github__search"));
+/// assert!(config.mcp_servers().is_empty());
 /// // An unknown profile name is an error naming the profiles there are,
 /// // never an empty (or a full) profile.
 /// let registry = chalie_core::registry().unwrap();
 /// let error = config.select("asistant", registry, &[]).unwrap_err();
 /// assert!(matches!(error, ConfigError::UnknownProfile { .. }));
+/// ```
+///
+/// External MCP servers are entries of `[[mcp.servers]]`: a `name` (the
+/// prefix of their tools, `name__tool`) and either a `command` (with
+/// `args`, `env`, `cwd`) or a `url`, and optionally `timeout_secs`. They
+/// are checked by the rules of [`McpConfig`]'s own file, with the same
+/// messages: an unknown key, or an entry with both or neither of `command`
+/// and `url`, stops the load with the fix. A profile exposes their tools
+/// only once its `[profiles.NAME.external]` table lists them.
+///
+/// ```
+/// use chalie_core::contracts::ChalieConfig;
+/// use chalie_core::mcp::Transport;
+///
+/// let config = ChalieConfig::from_toml(r#"
+///     namespace = "acme"
+///
+///     [[mcp.servers]]
+///     name = "weather"
+///     command = "python3"
+///     args = ["weather_server.py"]
+///
+///     [[mcp.servers]]
+///     name = "search"
+///     url = "http://127.0.0.1:8000/mcp"
+/// "#).unwrap();
+/// let servers = &config.mcp_servers().servers;
+/// assert_eq!(servers[0].name, "search");
+/// assert!(matches!(&servers[1].transport, Transport::Stdio { command, .. } if command == "python3"));
+///
+/// let both = ChalieConfig::from_toml(r#"
+///     namespace = "acme"
+///     [[mcp.servers]]
+///     name = "weather"
+///     command = "python3"
+///     url = "http://127.0.0.1:8000/mcp"
+/// "#).unwrap_err();
+/// assert!(both.to_string().contains("exactly one of `command` (stdio) or `url` (HTTP)"));
 /// ```
 ///
 /// Other tables in the file are ignored here, so other parts of chalie can
@@ -386,6 +427,9 @@ pub struct ChalieConfig {
     /// Named profiles.
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
+    /// The external MCP servers: the `[mcp]` table.
+    #[serde(default, skip_serializing_if = "McpConfig::is_empty")]
+    mcp: McpConfig,
 }
 
 impl ChalieConfig {
@@ -395,7 +439,13 @@ impl ChalieConfig {
             path: path.to_owned(),
             source,
         })?;
-        Self::parse(&text, path.display().to_string())
+        let mut config = Self::parse(&text, path.display().to_string())?;
+        // A relative `cwd` means the same from any folder the program
+        // starts in: the file's own.
+        config
+            .mcp
+            .resolve_cwds(path.parent().unwrap_or(Path::new(".")));
+        Ok(config)
     }
 
     /// Parses the text of a `chalie.toml`.
@@ -408,6 +458,13 @@ impl ChalieConfig {
             origin,
             detail: error.to_string(),
         })
+    }
+
+    /// The external MCP servers of `[[mcp.servers]]`, sorted by name,
+    /// checked as the file was read; empty when none is configured. Give
+    /// them to `McpSource::connect_all` (feature `mcp`).
+    pub fn mcp_servers(&self) -> &McpConfig {
+        &self.mcp
     }
 
     /// The profile called `name`, unchecked.

@@ -229,3 +229,116 @@ fn the_loader_reads_chalie_toml_and_every_unknown_name_is_an_error_with_the_fix(
         "{misspelt:?}"
     );
 }
+
+/// `[[mcp.servers]]` in `chalie.toml` is read by the rules (and with the
+/// messages) of an MCP config file's `[servers.NAME]`: the same entry gives
+/// the same server in either, and each mistake names its fix.
+#[test]
+fn mcp_servers_in_chalie_toml_follow_the_mcp_config_rules() {
+    use chalie_core::mcp::{McpConfig, Transport};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chalie.toml");
+    std::fs::write(
+        &path,
+        r#"
+        namespace = "acme"
+
+        [[mcp.servers]]
+        name = "Weather-API"
+        command = "python3"
+        args = ["weather.py"]
+        env = { UNITS = "metric" }
+        cwd = "servers"
+        timeout_secs = 2.5
+
+        [[mcp.servers]]
+        name = "search"
+        url = "http://127.0.0.1:8000/mcp"
+        "#,
+    )
+    .unwrap();
+    let config = ChalieConfig::load(&path).unwrap();
+    let servers = config.mcp_servers();
+    let own_file = McpConfig::from_toml(
+        r#"
+        [servers.Weather-API]
+        command = "python3"
+        args = ["weather.py"]
+        env = { UNITS = "metric" }
+        cwd = "servers"
+        timeout_secs = 2.5
+
+        [servers.search]
+        url = "http://127.0.0.1:8000/mcp"
+        "#,
+    )
+    .unwrap();
+    let names: Vec<&str> = servers.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["search", "weather_api"]);
+    // Relative to the file's folder, as the MCP config file's loader does.
+    assert!(
+        matches!(&servers.servers[1].transport, Transport::Stdio { cwd: Some(cwd), .. } if cwd == &dir.path().join("servers")),
+        "{servers:?}"
+    );
+    assert_eq!(servers.servers[0], own_file.servers[0]);
+    assert_eq!(servers.servers[1].timeout, own_file.servers[1].timeout);
+    // Written back, it reads the same.
+    let again = ChalieConfig::from_toml(&toml::to_string(&config).unwrap()).unwrap();
+    assert_eq!(again.mcp_servers(), servers);
+
+    // No `[mcp]` table: no server.
+    let none = ChalieConfig::from_toml("namespace = \"a\"").unwrap();
+    assert!(none.mcp_servers().is_empty());
+
+    let error = |text: &str| {
+        ChalieConfig::from_toml(&format!("namespace = \"a\"\n{text}"))
+            .unwrap_err()
+            .to_string()
+    };
+    let own_error = |text: &str| McpConfig::from_toml(text).unwrap_err().to_string();
+    // Both, or neither, of `command` and `url`: the same message in either file.
+    let both = error("[[mcp.servers]]\nname = \"x\"\ncommand = \"a\"\nurl = \"http://b\"\n");
+    let own_both = own_error("[servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n");
+    assert!(
+        both.contains(
+            "MCP server `x`: give exactly one of `command` (stdio) or `url` (HTTP), not both"
+        ),
+        "{both}"
+    );
+    assert!(both.contains(&own_both), "{both}\n{own_both}");
+    let neither = error("[[mcp.servers]]\nname = \"x\"\nargs = [\"a\"]\n");
+    assert!(neither.contains("it has neither"), "{neither}");
+    assert!(
+        own_error("[servers.x]\nargs = [\"a\"]\n").contains("it has neither"),
+        "the MCP config file's own rule"
+    );
+    // An unknown key names the ones there are.
+    let typo = error("[[mcp.servers]]\nname = \"x\"\ncomand = \"a\"\n");
+    assert!(
+        typo.contains("unknown field `comand`") && typo.contains("`command`"),
+        "{typo}"
+    );
+    let table_typo = error("[mcp]\nserver = []\n");
+    assert!(
+        table_typo.contains("unknown field `server`"),
+        "{table_typo}"
+    );
+    // A name is needed, and two names must not share a prefix.
+    let unnamed = error("[[mcp.servers]]\ncommand = \"a\"\n");
+    assert!(
+        unnamed.contains("entry 1 has no `name`; add `name = \"...\"`"),
+        "{unnamed}"
+    );
+    let clash = error(
+        "[[mcp.servers]]\nname = \"my-srv\"\ncommand = \"a\"\n[[mcp.servers]]\nname = \"my_srv\"\ncommand = \"b\"\n",
+    );
+    assert!(clash.contains("share the prefix `my_srv__`"), "{clash}");
+    let http_args = error("[[mcp.servers]]\nname = \"x\"\nurl = \"http://b\"\nargs = [\"a\"]\n");
+    assert!(http_args.contains("takes none"), "{http_args}");
+    let zero = error("[[mcp.servers]]\nname = \"x\"\ncommand = \"a\"\ntimeout_secs = 0\n");
+    assert!(
+        zero.contains("`timeout_secs` must be a positive number"),
+        "{zero}"
+    );
+}

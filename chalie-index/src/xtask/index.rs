@@ -1,8 +1,9 @@
 //! `index`: builds the discovery index offline, or checks it is current.
 //!
 //! Sources, in one roster: every ability linked into the binary (unless `--no-linked`), the
-//! skill playbooks of `--skills DIR`, external tools from `--external FILE.json` and a
-//! catalog as data from `--tools FILE.jsonl`; each flag replaces the builder's setting.
+//! skill playbooks of `--skills DIR`, external tools from `--external FILE.json` and from the
+//! MCP servers `chalie.toml` (or `--config FILE`) configures, and a catalog as data from
+//! `--tools FILE.jsonl`; each flag replaces the builder's setting.
 
 use std::path::PathBuf;
 
@@ -10,7 +11,7 @@ use super::progress::{Progress, build_listener};
 use super::{Xtask, XtaskError};
 use crate::GraphBuild;
 
-const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
+const USAGE: &str = "usage: cargo xtask index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked] [--config chalie.toml] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check] [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]";
 
 pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
     let mut check = false;
@@ -30,6 +31,7 @@ pub(super) fn run(mut task: Xtask, args: &[String]) -> Result<(), XtaskError> {
             "--external" => external.push(value()?),
             "--tools" => tools.push(value()?),
             "--no-linked" => task = task.without_linked(),
+            "--config" => task = task.config(value()?),
             "--out" => task = task.out(value()?),
             "--model" => task = task.model(value()?),
             "--cache" => task = task.cache(value()?),

@@ -23,6 +23,12 @@
 //! [`default_index_dir`](crate::default_index_dir) (or the folder given to [`Xtask::out`]).
 //! Each builder setting is a default the command line can override (`--skills`, `--out`,
 //! `--model`, ...); [`Xtask::build`] and [`Xtask::check`] are the same steps as a library.
+//!
+//! The MCP servers the workspace's `chalie.toml` configures (`[[mcp.servers]]`, see
+//! [`ChalieConfig::mcp_servers`](chalie_core::contracts::ChalieConfig::mcp_servers)) are
+//! connected, listed and indexed as `server__tool` on every `index` and `index --check`
+//! (feature `mcp`), so one command builds the index a program that connects the same servers
+//! opens; with none configured nothing is connected.
 
 mod endpoint;
 mod eval;
@@ -30,6 +36,7 @@ mod fetch_model;
 mod golden;
 mod index;
 mod progress;
+mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,6 +65,7 @@ pub struct Xtask {
     model: PathBuf,
     endpoint: endpoint::EndpointChoice,
     cache: Option<PathBuf>,
+    config: PathBuf,
 }
 
 /// Why an [`Xtask`] step failed; the message says what to run or change.
@@ -85,6 +93,10 @@ pub enum XtaskError {
     /// `eval` or `fetch-model` failed.
     #[error("{0}")]
     Failed(BoxError),
+    /// `chalie.toml` could not be read, or a server it configures could not be connected or
+    /// listed; the message names the server and the fix.
+    #[error("{0}")]
+    Servers(String),
     /// `manifest` or `lint` found a problem (a contract changed without its bump, a
     /// stale lock, a lint finding) or could not read the project's files.
     #[error(transparent)]
@@ -102,10 +114,11 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   fetch-model [--dir DIR]      download and verify the default embedding model
   index [--skills DIR] [--external FILE.json] [--tools FILE.jsonl] [--no-linked]
-        [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]
+        [--config chalie.toml] [--out DIR] [--model DIR] [--cache DIR | --no-cache] [--check]
         [--embedder-url URL --embedder-model ID [--embedder-key-env VAR]]
                                build (or check) the discovery index of the linked
-                               abilities, skill playbooks and external tools
+                               abilities, skill playbooks and external tools, with
+                               the tools of the MCP servers chalie.toml configures
   eval --tools F --queries F [--examples-from F --examples N [--examples-for all|half]]
        [--ceiling X] [--credit X]
        [--foreign F]... [--unservable F]... [--no-parameters] [--model DIR] [--cache DIR]
@@ -144,6 +157,7 @@ impl Xtask {
             model: MiniLm::default_dir(&root),
             endpoint: endpoint::EndpointChoice::default(),
             cache: Some(crate::default_cache_dir(&root)),
+            config: root.join("chalie.toml"),
             root,
         }
     }
@@ -203,6 +217,12 @@ impl Xtask {
         self
     }
 
+    /// Reads the MCP servers to index from `file` instead of the root's `chalie.toml`.
+    pub fn config(mut self, file: impl AsRef<Path>) -> Xtask {
+        self.config = self.resolve(file);
+        self
+    }
+
     /// Builds from scratch every time: no embedding cache, no graph edited in place.
     pub fn without_cache(mut self) -> Xtask {
         self.cache = None;
@@ -220,7 +240,8 @@ impl Xtask {
     }
 
     /// Every descriptor the index is built from, in source order: linked abilities,
-    /// skills, external tools, catalogs.
+    /// skills, external tools (the files given, then the tools of the servers `chalie.toml`
+    /// configures, connected now), catalogs.
     pub fn descriptors(&self) -> Result<Vec<Descriptor>, XtaskError> {
         let mut descriptors = Vec::new();
         if self.linked {
@@ -232,10 +253,27 @@ impl Xtask {
         for file in &self.external {
             descriptors.extend(catalog::read_external(file)?);
         }
+        descriptors.extend(self.configured_servers()?);
         for file in &self.tools {
             descriptors.extend(catalog::read_tools(file)?);
         }
         Ok(descriptors)
+    }
+
+    /// The tools of the MCP servers of `chalie.toml`'s `[[mcp.servers]]`, connected and
+    /// listed now; none without the file or without servers in it.
+    fn configured_servers(&self) -> Result<Vec<Descriptor>, XtaskError> {
+        if !self.config.is_file() {
+            return Ok(Vec::new());
+        }
+        let config = chalie_core::contracts::ChalieConfig::load(&self.config)
+            .map_err(|error| XtaskError::Servers(error.to_string()))?;
+        let servers = config.mcp_servers();
+        if servers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let origin = format!("{} [[mcp.servers]]", self.config.display());
+        servers::descriptors(servers, &origin)
     }
 
     /// Builds the index into [`Xtask::out_dir`], replacing any index there; `progress` is

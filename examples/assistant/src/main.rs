@@ -11,6 +11,9 @@
 //! Its profiles (`everyday` for the chats, `web` for the web
 //! conversation) come from the workspace's `chalie.toml`, or `--config`;
 //! a missing profile, or a toolset no ability has, stops it with the fix.
+//! The MCP servers it configures (`[[mcp.servers]]`) are connected, so the
+//! index is checked against their tools too (the demo's script never calls
+//! them).
 //! It opens the discovery index `cargo xtask index` built (`.chalie/index`
 //! by default) and stops when it is missing, stale or corrupt, naming the
 //! command that rebuilds it; `--rebuild-index` rebuilds it in place
@@ -26,6 +29,8 @@ use std::path::PathBuf;
 use assistant::demo::{DemoPaths, prepare, run};
 use assistant::{IndexMode, Profiles};
 use chalie_core::contracts::ChalieConfig;
+use chalie_core::dispatch::ExternalTools;
+use std::sync::Arc;
 
 const USAGE: &str =
     "usage: assistant [--config chalie.toml] [--index DIR] [--rebuild-index] [--cache DIR]";
@@ -60,9 +65,23 @@ async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
             other => return Err(format!("unknown argument `{other}`; {USAGE}").into()),
         }
     }
+    // The servers `chalie.toml` configures, whose tools `cargo xtask index`
+    // indexed: connected so the index is checked against them.
+    let config = ChalieConfig::load(&config_path)?;
+    let servers = chalie_index::servers::connect(
+        config.mcp_servers(),
+        None,
+        &config_path.display().to_string(),
+    )
+    .await?;
+    let external: Vec<Arc<dyn ExternalTools>> = servers
+        .sources
+        .iter()
+        .map(|source| Arc::new(source.clone()) as Arc<dyn ExternalTools>)
+        .collect();
     // The profiles first: a typo there stops the program before any work.
     let registry = chalie_core::registry()?;
-    let profiles = Profiles::select(&ChalieConfig::load(&config_path)?, registry, &[])?;
+    let profiles = Profiles::select(&config, registry, &external)?;
     let model_dir = chalie_index::MiniLm::default_dir(&root);
     let paths = DemoPaths {
         model_dir: &model_dir,
@@ -74,11 +93,13 @@ async fn main_result() -> Result<String, Box<dyn std::error::Error>> {
         } else {
             IndexMode::Prebuilt
         },
-        external: &[],
+        external: &servers.descriptors,
         profile: &profiles.everyday,
     };
     let host = prepare(&paths)?;
-    run(&host, &profiles).await
+    let transcript = run(&host, &profiles).await;
+    servers.disconnect().await;
+    transcript
 }
 
 /// `assistant serve ...`: the service, until SIGTERM or Ctrl-C.

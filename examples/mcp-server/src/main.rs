@@ -11,7 +11,9 @@
 //! always-on core and the `call_tool` proxy). `--external` adds the tools
 //! of the MCP servers a config file lists, as `server__tool`;
 //! `--export-tools` writes their descriptors for `cargo xtask index
-//! --external FILE.json` and exits.
+//! --external FILE.json` and exits. The servers `chalie.toml` configures
+//! (`[[mcp.servers]]`) are connected too; `cargo xtask index` connects and
+//! indexes them itself, so they are never exported.
 //!
 //! The profile (`--profile`, `mcp` by default) comes from the workspace's
 //! `chalie.toml` (or `--config`): what `find_tools` returns and the proxy
@@ -127,11 +129,43 @@ fn workspace_root() -> PathBuf {
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let options = options()?;
-    let mut sources: Vec<Arc<dyn ExternalTools>> = Vec::new();
+    let config_path = options
+        .config
+        .clone()
+        .unwrap_or_else(|| workspace_root().join("chalie.toml"));
+    let config = ChalieConfig::load(&config_path)?;
+    // The servers `chalie.toml` configures, which `cargo xtask index`
+    // indexed itself: served, checked against the index, never exported.
+    let configured = chalie_index::servers::connect(
+        config.mcp_servers(),
+        None,
+        &config_path.display().to_string(),
+    )
+    .await?;
+    let mut sources: Vec<Arc<dyn ExternalTools>> = configured
+        .sources
+        .iter()
+        .map(|source| Arc::new(source.clone()) as Arc<dyn ExternalTools>)
+        .collect();
     let mut descriptors = Vec::new();
     if let Some(path) = &options.external {
-        let config = McpConfig::load(path)?;
-        for source in McpSource::connect_all(&config, None).await? {
+        let external = McpConfig::load(path)?;
+        if let Some(twice) = external.servers.iter().find(|spec| {
+            config
+                .mcp_servers()
+                .servers
+                .iter()
+                .any(|other| other.name == spec.name)
+        }) {
+            return Err(format!(
+                "MCP server `{}` is configured in both {} and {}; remove one",
+                twice.name,
+                config_path.display(),
+                path.display()
+            )
+            .into());
+        }
+        for source in McpSource::connect_all(&external, None).await? {
             for collision in source.collisions() {
                 eprintln!(
                     "mcp-server: `{}` has tools that all map to `{}`: {:?}; suffixes keep them apart",
@@ -157,11 +191,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // The profile, checked against the linked abilities and the connected
     // servers, before the index is opened: a typo stops the server here.
     let registry = chalie_core::registry()?.clone();
-    let config_path = options
-        .config
-        .unwrap_or_else(|| workspace_root().join("chalie.toml"));
-    let profile =
-        ChalieConfig::load(&config_path)?.select(&options.profile, &registry, &sources)?;
+    let profile = config.select(&options.profile, &registry, &sources)?;
     for source in &sources {
         if !source
             .tools()
@@ -186,8 +216,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let cache_dir = options
         .cache
         .unwrap_or_else(|| chalie_index::default_cache_dir(&root));
-    // Checked against exactly what `cargo xtask index --external` reads from the export.
-    let external = chalie_index::catalog::parse_external(&descriptors, "--external")?;
+    // Checked against exactly what `cargo xtask index` read: the export of
+    // `--external`, and the servers of `chalie.toml` it connected itself.
+    let mut external = chalie_index::catalog::parse_external(&descriptors, "--external")?;
+    external.extend(configured.descriptors.iter().cloned());
     let host = assistant::demo::prepare(&assistant::demo::DemoPaths {
         model_dir: &model_dir,
         index_dir: &index_dir,
@@ -257,5 +289,6 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => server.serve_stdio().await?,
     }
+    configured.disconnect().await;
     Ok(())
 }

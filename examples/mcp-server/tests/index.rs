@@ -169,6 +169,32 @@ fn an_index_built_for_other_tools_is_stale() {
 }
 
 #[test]
+fn an_index_without_the_servers_of_chalie_toml_is_stale() {
+    let (index, _cache) = built();
+    // The workspace's profiles, plus a server under `[[mcp.servers]]` whose
+    // tools the index was never built with.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut text = std::fs::read_to_string(root.join("chalie.toml")).unwrap();
+    text.push_str(&format!(
+        "\n[[mcp.servers]]\nname = \"inner\"\ncommand = \"{}\"\nargs = [\"--mode\", \"full\", \"--index\", \"{}\"]\n",
+        env!("CARGO_BIN_EXE_mcp-server"),
+        path(index.path())
+    ));
+    let config = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(config.path(), text).unwrap();
+    assert_refused(
+        &server(&[
+            "--index",
+            path(index.path()),
+            "--config",
+            path(config.path()),
+        ]),
+        "index-stale",
+        "chalie.toml's servers not indexed",
+    );
+}
+
+#[test]
 fn a_damaged_cache_stops_the_rebuild_and_never_the_prebuilt_index() {
     let (index, cache) = built();
     let cache_file = std::fs::read_dir(cache.path())

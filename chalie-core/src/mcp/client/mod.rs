@@ -2,7 +2,6 @@
 //! [`ExternalTools`] seam.
 
 mod catalog;
-mod config;
 mod convert;
 mod skills;
 
@@ -15,8 +14,7 @@ use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
 
-pub use config::{DEFAULT_TIMEOUT, McpConfig, McpConfigError, ServerSpec, Transport};
-
+use crate::mcp::config::{McpConfig, ServerSpec, Transport};
 use crate::mcp::names::{NameCollision, SOURCE_SEPARATOR};
 use crate::{
     BoxFuture, Turn, dispatch::ExternalOutput, dispatch::ExternalTool, dispatch::ExternalTools,

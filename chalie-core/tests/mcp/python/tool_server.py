@@ -11,15 +11,24 @@ from mcp.types import ToolAnnotations
 
 READ = ToolAnnotations(readOnlyHint=True)
 server = MCPServer("py-tools")
+CALL_LOG = os.environ.get("TOOL_SERVER_CALL_LOG")
+
+
+def log_call(name: str, *arguments: object) -> None:
+    if CALL_LOG:
+        with open(CALL_LOG, "a", encoding="utf-8") as log:
+            log.write(" ".join([name, *map(str, arguments)]) + "\n")
 
 
 @server.tool(name="get-forecast", description="Weather forecast for a city, some days ahead.", annotations=READ)
 def get_forecast(city: str, days: int = 1) -> str:
+    log_call("get-forecast", city, days)
     return f"{city}: sunny for {days} day(s)"
 
 
 @server.tool(name="get.forecast", description="Legacy alias of the forecast tool.", annotations=READ)
 def get_forecast_legacy(city: str) -> str:
+    log_call("get.forecast", city)
     return f"{city}: sunny (legacy)"
 
 
@@ -29,6 +38,7 @@ def get_forecast_legacy(city: str) -> str:
     annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True),
 )
 def delete_file(path: str) -> str:
+    log_call("delete.file", path)
     return f"deleted {path}"
 
 

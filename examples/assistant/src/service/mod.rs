@@ -7,7 +7,7 @@
 //! ```text
 //! assistant serve --users users.toml [--listen 127.0.0.1:8080]
 //!     (--script FILE | --model-url URL --model NAME | ANTHROPIC_API_KEY=… --model NAME)
-//!     [--db .chalie/assistant.db | --postgres URL] [--index DIR] [--no-tools]
+//!     [--db .chalie/assistant.db | --postgres URL] [--index DIR] [--config chalie.toml] [--no-tools]
 //!     [--otlp http://127.0.0.1:4318]
 //! ```
 //!
@@ -23,6 +23,18 @@
 //! the store, the spans not yet exported are sent, and the next start
 //! resumes the runs; a write that was running is reported to the model as
 //! interrupted, never run again.
+//!
+//! The MCP servers `chalie.toml` (or `--config`) configures under
+//! `[[mcp.servers]]` are connected at start: a server that cannot be
+//! reached stops the start with its name and the error. Their tools join
+//! the abilities as `server__tool` external tools of the one dispatcher:
+//! `find_tools` activates them within the `everyday` profile (its
+//! `[profiles.everyday.external]` table lists the servers or tools it
+//! exposes), and the policy gates each call like any ability's (allow,
+//! ask or deny per channel, changed through `PUT /ai/policy`). The index
+//! must hold exactly those servers' tools, as `cargo xtask index` builds
+//! it from the same file; a stale one stops the start with that command.
+//! The connections close when the service stops.
 
 pub mod script;
 pub mod telemetry;
@@ -33,11 +45,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chalie_core::dispatch::{ChannelTools, ExternalTools};
+use chalie_core::mcp::{EventSink, SourceEvent};
 use chalie_core::session::{
     AnthropicModel, CountTokens, Discover, DiscoveryReport, Model, OpenAiModel, PgStore,
     RecordStore, SessionStore, Sessions, SqliteStore, ToolsApi, console, router,
 };
-use chalie_core::{Dispatcher, contracts::ChalieConfig};
+use chalie_core::{Channel, Dispatcher, contracts::ChalieConfig};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use chalie_core::turn::Clock;
@@ -121,6 +135,13 @@ pub fn command() -> Command {
                 .value_name("URL")
                 .conflicts_with("db")
                 .help("Keep them in PostgreSQL instead, e.g. postgres://user@host/db"),
+        )
+        .arg(
+            Arg::new("config")
+                .long("config")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("The chalie.toml of the profiles and MCP servers (default: the workspace's)"),
         )
         .arg(
             Arg::new("index")
@@ -277,13 +298,47 @@ async fn serve(args: &ArgMatches, root: &Path) -> Result<(), String> {
     let (store, records) = store(args)?;
 
     let registry = chalie_core::registry().map_err(|error| error.to_string())?;
-    let config = ChalieConfig::load(&crate::config_path()).map_err(|error| error.to_string())?;
-    let profiles = Profiles::select(&config, registry, &[]).map_err(|error| error.to_string())?;
+    let config_path = args
+        .get_one::<PathBuf>("config")
+        .cloned()
+        .unwrap_or_else(crate::config_path);
+    let config = ChalieConfig::load(&config_path).map_err(|error| error.to_string())?;
+    // The configured MCP servers, before the profiles that may name them:
+    // one that cannot be reached stops the start here, with its name.
+    let servers = chalie_index::servers::connect(
+        config.mcp_servers(),
+        Some(log_source_events()),
+        &config_path.display().to_string(),
+    )
+    .await
+    .map_err(|error| error.to_string())?;
+    let external: Vec<Arc<dyn ExternalTools>> = servers
+        .sources
+        .iter()
+        .map(|source| Arc::new(source.clone()) as Arc<dyn ExternalTools>)
+        .collect();
+    let profiles =
+        Profiles::select(&config, registry, &external).map_err(|error| error.to_string())?;
+    for source in &external {
+        if !source
+            .tools()
+            .iter()
+            .any(|tool| profiles.everyday.allows_external(&tool.name))
+        {
+            tracing::warn!(
+                server = source.prefix().trim_end_matches('_'),
+                "the `everyday` profile exposes none of this server's tools; list it under `[profiles.everyday.external] servers` in {}",
+                config_path.display()
+            );
+        }
+    }
     let model_dir = chalie_index::MiniLm::default_dir(root);
     let index_dir = args
         .get_one::<PathBuf>("index")
         .cloned()
         .unwrap_or_else(|| chalie_index::default_index_dir(root));
+    // The index is checked against exactly the connected servers' tools:
+    // one built without them (or with others) is stale.
     let host = host(
         records,
         Clock::system(),
@@ -291,16 +346,25 @@ async fn serve(args: &ArgMatches, root: &Path) -> Result<(), String> {
             model_dir: &model_dir,
             index_dir: &index_dir,
             mode: IndexMode::Prebuilt,
-            external: &[],
+            external: &servers.descriptors,
             profile: &profiles.everyday,
         }),
     )
     .map_err(|error| error.to_string())?;
     let host_discovery = host.discovery.clone();
-    let dispatcher = Arc::new(
-        host.install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
-            .build(),
-    );
+    // One dispatcher, one gate: the servers' tools are external tools of
+    // the dispatcher the sessions call, reached once `find_tools`
+    // activated them within the profile, and gated by the policy like any
+    // ability.
+    let everyday = ChannelTools::new().profile(profiles.everyday.clone());
+    let mut builder = host
+        .install(Dispatcher::builder(registry.clone()).policy(crate::policy()))
+        .channel_tools(Channel::Chat, everyday.clone())
+        .channel_tools(Channel::Subconscious, everyday);
+    for source in &external {
+        builder = builder.external_tools(Arc::clone(source));
+    }
+    let dispatcher = Arc::new(builder.build());
     let sessions = Sessions::builder(dispatcher, model)
         .store(store)
         .pinned(crate::pinned(&profiles.everyday, registry))
@@ -349,7 +413,7 @@ async fn serve(args: &ArgMatches, root: &Path) -> Result<(), String> {
     });
     let served = server.into_future();
     tokio::pin!(served);
-    tokio::select! {
+    let stopped = tokio::select! {
         result = &mut served => result.map_err(|error| format!("the server failed: {error}")),
         // A client that keeps a connection open does not hold the stop up
         // for more than a few seconds.
@@ -360,7 +424,33 @@ async fn serve(args: &ArgMatches, root: &Path) -> Result<(), String> {
             tracing::warn!("connections still open 5 s after the stop; closing them");
             Ok(())
         }
-    }
+    };
+    // A stdio server's process ends with its connection.
+    servers.disconnect().await;
+    stopped
+}
+
+/// Logs what the MCP servers report: a listing, a collision of names, a
+/// call that found a server down (the next call reconnects).
+fn log_source_events() -> EventSink {
+    Arc::new(|event| match event {
+        SourceEvent::Connected { server, tools } => {
+            tracing::info!(server, tools, "MCP server connected");
+        }
+        SourceEvent::Degraded {
+            server,
+            tool,
+            reason,
+            detail,
+        } => tracing::warn!(server, tool, reason, detail, "MCP server degraded"),
+        SourceEvent::Collision { server, collision } => tracing::warn!(
+            server,
+            mapped = collision.mapped,
+            originals = ?collision.originals,
+            "tools of one server map to one name; suffixes keep them apart"
+        ),
+        other => tracing::info!(?other, "MCP server event"),
+    })
 }
 
 /// Counts tokens as `cargo xtask tokens` does (OpenAI's o200k_base).

@@ -4,6 +4,7 @@
 
 mod console;
 mod fake_model;
+mod mcp;
 mod models;
 mod otlp;
 mod owners;
