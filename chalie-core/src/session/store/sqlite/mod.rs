@@ -1,10 +1,11 @@
 //! The embedded SQLite store (feature `sqlite`): sessions survive a restart.
+//! The tables and the migration of older files are in `schema`, how rows
+//! become records in `rows`.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
 
 use crate::session::mode::Mode;
 use crate::session::model::Message;
@@ -15,76 +16,15 @@ use crate::session::store::{
 use crate::turn::Principal;
 use crate::{Channel, dispatch::Setting};
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, mode TEXT NOT NULL, owner TEXT);
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
-CREATE TABLE IF NOT EXISTS messages (
-    session_id TEXT NOT NULL, seq INTEGER NOT NULL, run_id TEXT NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS tool_calls (
-    run_id TEXT NOT NULL, call_id TEXT NOT NULL, ord INTEGER NOT NULL, message_seq INTEGER NOT NULL,
-    tool TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL, envelope TEXT,
-    execution_ms INTEGER NOT NULL, card TEXT, PRIMARY KEY (run_id, call_id)
-);
-CREATE TABLE IF NOT EXISTS approvals (
-    run_id TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT NOT NULL, tool TEXT NOT NULL,
-    input TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (run_id, call_id)
-);
-CREATE INDEX IF NOT EXISTS approvals_by_session ON approvals (session_id, state);
-CREATE TABLE IF NOT EXISTS plan_steps (
-    session_id TEXT NOT NULL, idx INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
-    input TEXT NOT NULL, PRIMARY KEY (session_id, idx)
-);
-CREATE TABLE IF NOT EXISTS policy_settings (
-    channel TEXT NOT NULL, permission TEXT NOT NULL, setting TEXT NOT NULL,
-    PRIMARY KEY (channel, permission)
-);
-";
+mod rows;
+mod schema;
 
-/// Brings an older database up to date: written before sessions had
-/// owners, its sessions get an empty `owner`, so they open as ownerless
-/// sessions only the host acts on; written before tool calls had cards,
-/// its calls get none. In one immediate transaction, so two processes
-/// opening the same old file do not both add a column.
-fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
-    let transaction = connection
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(failed)?;
-    add_column_if_missing(&transaction, "sessions", "owner", "TEXT")?;
-    add_column_if_missing(&transaction, "tool_calls", "card", "TEXT")?;
-    // After the `owner` column exists, in a database of any age.
-    transaction
-        .execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner)")
-        .map_err(failed)?;
-    transaction.commit().map_err(failed)
-}
-
-/// Adds `column` (declared `decl`) to `table` unless a database of this age
-/// has it already. The names are this file's own constants, never input.
-fn add_column_if_missing(
-    transaction: &rusqlite::Transaction<'_>,
-    table: &str,
-    column: &str,
-    decl: &str,
-) -> Result<(), StoreError> {
-    let has: bool = transaction
-        .query_row(
-            "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
-            [table, column],
-            |row| row.get(0),
-        )
-        .map_err(failed)?;
-    if !has {
-        transaction
-            .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))
-            .map_err(failed)?;
-    }
-    Ok(())
-}
+pub(crate) use rows::failed;
+use rows::{
+    approval_from, approval_row, corrupt, from_json, session_row, to_json, tool_call_columns,
+    tool_call_from, tool_call_row,
+};
+use schema::{SCHEMA, migrate};
 
 /// A [`SessionStore`] in an embedded SQLite database (bundled, no system
 /// library needed). WAL journal with `synchronous = NORMAL`: a write is
@@ -113,18 +53,6 @@ pub struct SqliteStore {
     connection: Mutex<Connection>,
     // Held while this store lives; `None` in memory.
     _lock: Option<Arc<std::fs::File>>,
-}
-
-/// A SQLite error as the store reports it: a full database says that
-/// nothing of the write was kept, and what to do.
-pub(crate) fn failed(error: impl std::fmt::Display) -> StoreError {
-    let text = error.to_string();
-    if text.contains("database or disk is full") {
-        return StoreError(format!(
-            "{text}: nothing of this write was stored, everything before it is kept; free disk space (or raise the store's `max_size`) and retry"
-        ));
-    }
-    StoreError(text)
 }
 
 /// The lock files this process holds, by path: a second store on the same
@@ -175,18 +103,6 @@ fn lock_for_this_process(path: &Path) -> Result<Arc<std::fs::File>, StoreError> 
             key.display()
         ))),
     }
-}
-
-fn to_json(value: &impl serde::Serialize) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(failed)
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(failed)
-}
-
-fn corrupt(what: &str, value: &str) -> StoreError {
-    StoreError(format!("the database holds an unknown {what} `{value}`"))
 }
 
 impl SqliteStore {
@@ -264,99 +180,6 @@ impl SqliteStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-fn session_row(db: &Connection, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-    let row: Option<(String, Option<String>)> = db
-        .query_row(
-            "SELECT mode, owner FROM sessions WHERE id = ?1",
-            [id],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()
-        .map_err(failed)?;
-    row.map(|(mode, owner)| {
-        Ok(SessionRecord {
-            id: id.to_owned(),
-            mode: mode.parse::<Mode>().map_err(failed)?,
-            owner: owner.map(Principal::new),
-        })
-    })
-    .transpose()
-}
-
-/// The columns [`tool_call_row`] reads, in its order: a macro, so the
-/// queries naming them are literals `prepare_cached` keeps.
-macro_rules! tool_call_columns {
-    () => {
-        "run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card"
-    };
-}
-
-type ToolCallRow = (
-    String,
-    String,
-    i64,
-    String,
-    String,
-    String,
-    Option<String>,
-    i64,
-    Option<String>,
-);
-
-fn tool_call_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ToolCallRow> {
-    Ok((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-        row.get(7)?,
-        row.get(8)?,
-    ))
-}
-
-fn tool_call_from(row: ToolCallRow) -> Result<ToolCallRecord, StoreError> {
-    let (run_id, call_id, message_seq, tool, input, status, envelope, execution_ms, card) = row;
-    Ok(ToolCallRecord {
-        run_id,
-        message_seq: message_seq as u64,
-        call_id,
-        tool,
-        input: from_json(&input)?,
-        status: ToolCallStatus::parse(&status)
-            .ok_or_else(|| corrupt("tool call status", &status))?,
-        envelope,
-        execution_ms: execution_ms as u64,
-        card: card.as_deref().map(from_json).transpose()?,
-    })
-}
-
-fn approval_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[String; 6]> {
-    Ok([
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-    ])
-}
-
-fn approval_from(
-    [run_id, call_id, session_id, tool, input, state]: [String; 6],
-) -> Result<ApprovalRecord, StoreError> {
-    Ok(ApprovalRecord {
-        state: ApprovalState::parse(&state).ok_or_else(|| corrupt("approval state", &state))?,
-        input: from_json::<Value>(&input)?,
-        run_id,
-        call_id,
-        session_id,
-        tool,
-    })
 }
 
 impl SessionStore for SqliteStore {
