@@ -65,8 +65,9 @@ pub async fn delete_task(params: DeleteParams, turn: &Turn) -> ToolResult {
 
 /// A model that answers each conversation on its own, whatever runs
 /// interleave: a user message gets one call of `tool` with the message
-/// as its argument (`{"query": ...}` for `lookup`, `{"id": 7}` otherwise),
-/// the call's result gets a text naming the message.
+/// as its argument (`{"query": ...}` for `lookup`; otherwise `{"id": N}`,
+/// N the message's last word when it is a number, else 7), the call's
+/// result gets a text naming the message.
 pub struct PerConversation {
     /// The tool each user message calls.
     pub tool: &'static str,
@@ -91,7 +92,12 @@ impl Model for PerConversation {
             let arguments = if self.tool == "lookup" {
                 json!({ "query": asked })
             } else {
-                json!({ "id": 7 })
+                let id = asked
+                    .rsplit(' ')
+                    .next()
+                    .and_then(|last| last.parse::<u32>().ok())
+                    .unwrap_or(7);
+                json!({ "id": id })
             };
             ModelChunk::ToolCall(ModelToolCall {
                 id: String::new(),

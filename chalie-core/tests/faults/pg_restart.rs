@@ -23,46 +23,10 @@ use chalie_core::session::{
     Role, SessionStore,
 };
 use chalie_core::{Channel, dispatch::Setting};
-use futures::stream::BoxStream;
 use serde_json::json;
 
 use crate::kill::{BODIES, ONE_AT_A_TIME, bodies_by_id};
-use crate::{report, sessions, size};
-
-/// A model for which "write N" is one `record_write` of id N, and the
-/// call's result the answer "wrote N": each run's write and answer are
-/// its own, so the test can tell which one the database kept.
-struct Numbered;
-
-impl Model for Numbered {
-    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<ModelChunk, ModelError>> {
-        let asked = request
-            .messages
-            .iter()
-            .rev()
-            .find(|message| message.role == Role::User)
-            .map(|message: &Message| message.content.clone())
-            .unwrap_or_default();
-        let id: u32 = asked
-            .trim_start_matches("write ")
-            .parse()
-            .unwrap_or_default();
-        let answered = request
-            .messages
-            .last()
-            .is_some_and(|message| message.role == Role::Tool);
-        let chunk = if answered {
-            ModelChunk::Text(format!("wrote {id}"))
-        } else {
-            ModelChunk::ToolCall(ModelToolCall {
-                id: String::new(),
-                name: "record_write".to_owned(),
-                arguments: json!({ "id": id }),
-            })
-        };
-        Box::pin(futures::stream::iter([Ok(chunk)]))
-    }
-}
+use crate::{PerConversation, report, sessions, size};
 
 /// What one client saw of one message it sent.
 #[derive(Debug)]
@@ -73,7 +37,7 @@ struct Sent {
     refused: bool,
     /// The run ended within the wait.
     ended: bool,
-    /// Its answer, `wrote N`, arrived.
+    /// Its answer, `answered write N`, arrived.
     completed: bool,
     /// The run ended with a failure the client saw.
     failed: bool,
@@ -120,7 +84,16 @@ fn postgres_restarted_mid_runs_loses_nothing_silently() {
 
     let _entered = runtime.enter();
     let store: Arc<dyn SessionStore> = Arc::new(PgStore::connect(&url).unwrap());
-    let sessions = sessions(Arc::new(Numbered), store).build();
+    // "write N" is one `record_write` of id N, answered "answered write N":
+    // each run's write and answer are its own, so the test can tell which
+    // the database kept.
+    let sessions = sessions(
+        Arc::new(PerConversation {
+            tool: "record_write",
+        }),
+        store,
+    )
+    .build();
     sessions
         .set_policy(Channel::Chat, "record_write", Setting::Allow)
         .unwrap();
@@ -175,7 +148,7 @@ fn postgres_restarted_mid_runs_loses_nothing_silently() {
                                     .any(|event| matches!(event, Event::ToolFailed { .. }));
                                 seen.completed = !call_failed
                                     && events.contains(&Event::MessageCompleted {
-                                        content: format!("wrote {id}"),
+                                        content: format!("answered write {id}"),
                                     });
                                 seen.failed = events.iter().any(|event| {
                                     matches!(
@@ -258,7 +231,7 @@ fn postgres_restarted_mid_runs_loses_nothing_silently() {
     let duplicated = ran.values().filter(|count| **count > 1).count();
     let mut lost = 0;
     for seen in sent.iter().filter(|seen| seen.completed) {
-        let answer = format!("wrote {}", seen.id);
+        let answer = format!("answered write {}", seen.id);
         let in_store = kept[&seen.session].contains(&answer);
         let bodies = ran.get(&seen.id).copied().unwrap_or(0);
         if !in_store || bodies != 1 {
