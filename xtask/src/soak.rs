@@ -36,8 +36,22 @@ pub(crate) fn run(args: &[String]) -> Outcome {
     let postgres = crate::postgres::started(crate::postgres::Durability::Throwaway)?;
     let mut env = sizes.to_vec();
     // The restart test restarts that server through this same program
-    // (`<program> postgres restart`).
-    let restart = std::env::current_exe()?.display().to_string();
+    // (`<program> postgres restart`), run from a copy: in `cargo xtask
+    // test` the workspace tests rebuild, and so replace, the file this
+    // process was started from (Linux still reads it as /proc/self/exe).
+    let running = if std::path::Path::new("/proc/self/exe").exists() {
+        std::path::PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe()?
+    };
+    let restarter = folder.join("postgres-restart");
+    std::fs::copy(&running, &restarter).map_err(|error| {
+        format!(
+            "cannot copy this program to {}: {error}",
+            restarter.display()
+        )
+    })?;
+    let restart = restarter.display().to_string();
     env.extend([
         ("CHALIE_SOAK_REPORT", report_path.as_str()),
         (crate::postgres::URL_VARIABLE, postgres.url.as_str()),

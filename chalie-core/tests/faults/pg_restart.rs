@@ -18,10 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use chalie_core::session::{
-    Event, Message, Mode, Model, ModelChunk, ModelError, ModelRequest, ModelToolCall, PgStore,
-    Role, SessionStore,
-};
+use chalie_core::session::{Event, Mode, PgStore, SessionStore};
 use chalie_core::{Channel, dispatch::Setting};
 use serde_json::json;
 
