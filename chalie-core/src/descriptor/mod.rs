@@ -18,28 +18,58 @@ pub const ACT_SUMMARY_FIELD: &str = "act_summary";
 /// The parameter a call sets to run in the background, where allowed.
 pub const ASYNC_FIELD: &str = "async";
 
+/// What `act_summary` is for, told to the model.
+const ACT_SUMMARY_DESCRIPTION: &str =
+    "A short line shown to the user while this runs, in their language.";
+/// What `async` does, told to the model.
+const ASYNC_DESCRIPTION: &str = "true: run in the background; the result comes later.";
+
 /// What the assembled descriptor depends on besides the ability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AssembleOptions {
     /// Whether the channel allows background calls, which adds `async`.
     pub background_calls: bool,
+    /// Whether the framework fields are explained once for every tool,
+    /// by [`framework_fields_note`] (an MCP server's `instructions`), so
+    /// that each schema carries only their types. A listing of 150 tools
+    /// would otherwise repeat the same sentences 150 times: about 12 KB on
+    /// the wire and as many tokens in a client that shows every tool.
+    pub fields_explained_once: bool,
 }
 
 impl AssembleOptions {
-    /// The options for `channel`.
+    /// The options for `channel`, each field explained in every schema.
     pub fn for_channel(channel: crate::Channel) -> Self {
         Self {
             background_calls: channel.allows_background_calls(),
+            fields_explained_once: false,
         }
     }
+}
+
+/// The one explanation of the framework fields that descriptors assembled
+/// with [`AssembleOptions::fields_explained_once`] leave out: the same
+/// sentences they would carry, for a server's instructions.
+pub fn framework_fields_note(options: AssembleOptions) -> String {
+    let mut note = format!(
+        "Every tool that is not internal also takes an optional `{ACT_SUMMARY_FIELD}` (string): {ACT_SUMMARY_DESCRIPTION}"
+    );
+    if options.background_calls {
+        note.push_str(&format!(
+            " And an optional `{ASYNC_FIELD}` (boolean): {ASYNC_DESCRIPTION}"
+        ));
+    }
+    note
 }
 
 /// The full tool definition the model sees, in a provider-neutral form.
 /// Render it for a provider with [`ToolDescriptor::render`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDescriptor {
+    // Borrowed for an ability, whose name and summary are linked in: a
+    // listing built from descriptors then copies no text per tool.
     name: Cow<'static, str>,
-    description: String,
+    description: Cow<'static, str>,
     parameters: Value,
     effect: Effect,
     /// Whether the schema keeps its meaning in OpenAI's strict dialect: an
@@ -59,6 +89,12 @@ impl ToolDescriptor {
     /// The description (the ability's summary).
     pub fn description(&self) -> &str {
         &self.description
+    }
+    /// The name and description as held: borrowed from the linked
+    /// ability, so cloning them allocates nothing.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn texts(&self) -> (Cow<'static, str>, Cow<'static, str>) {
+        (self.name.clone(), self.description.clone())
     }
     /// The parameters' JSON Schema, with the framework fields injected.
     pub fn parameters(&self) -> &Value {
@@ -116,7 +152,7 @@ pub fn assemble(entry: &AbilityEntry, options: AssembleOptions) -> ToolDescripto
     }
     ToolDescriptor {
         name: Cow::Borrowed(spec.name()),
-        description: spec.summary().to_owned(),
+        description: Cow::Borrowed(spec.summary()),
         parameters,
         effect: spec.effect(),
         input_examples: spec
@@ -149,7 +185,7 @@ pub fn assemble_external(tool: &ExternalTool, options: AssembleOptions) -> ToolD
     }
     ToolDescriptor {
         name: Cow::Owned(tool.name.clone()),
-        description: tool.description.clone(),
+        description: Cow::Owned(tool.description.clone()),
         parameters,
         effect: tool.effect,
         strict: false,
@@ -157,23 +193,19 @@ pub fn assemble_external(tool: &ExternalTool, options: AssembleOptions) -> ToolD
     }
 }
 
-/// `act_summary`, and `async` where the channel allows background calls.
+/// `act_summary`, and `async` where the channel allows background calls;
+/// each with its explanation unless that is given once elsewhere.
 fn insert_framework_fields(properties: &mut Map<String, Value>, options: AssembleOptions) {
+    let field = |kind: &str, description: &str| match options.fields_explained_once {
+        true => json!({ "type": kind }),
+        false => json!({ "type": kind, "description": description }),
+    };
     properties.insert(
         ACT_SUMMARY_FIELD.into(),
-        json!({
-            "type": "string",
-            "description": "A short line shown to the user while this runs, in their language."
-        }),
+        field("string", ACT_SUMMARY_DESCRIPTION),
     );
     if options.background_calls {
-        properties.insert(
-            ASYNC_FIELD.into(),
-            json!({
-                "type": "boolean",
-                "description": "true: run in the background; the result comes later."
-            }),
-        );
+        properties.insert(ASYNC_FIELD.into(), field("boolean", ASYNC_DESCRIPTION));
     }
 }
 

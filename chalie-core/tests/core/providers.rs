@@ -3,7 +3,8 @@
 
 use chalie_core::{
     Channel, descriptor::AbilityExt, descriptor::AssembleOptions, descriptor::Provider,
-    descriptor::ToolDescriptor, descriptor::assemble, descriptor::strict_schema, registry,
+    descriptor::ToolDescriptor, descriptor::assemble, descriptor::framework_fields_note,
+    descriptor::strict_schema, registry,
 };
 use serde_json::{Value, json};
 
@@ -187,6 +188,7 @@ fn every_linked_ability_renders_valid_for_every_provider() {
 fn the_assembler_injects_framework_fields_and_the_action_enum() {
     let chat = memory::descriptor(AssembleOptions {
         background_calls: true,
+        ..AssembleOptions::default()
     });
     let properties = &chat.parameters()["properties"];
     // `memory` is internal: it answers at once, unasked, so it offers
@@ -195,6 +197,7 @@ fn the_assembler_injects_framework_fields_and_the_action_enum() {
     assert!(properties.get("async").is_none());
     let weather_on_chat = weather::descriptor(AssembleOptions {
         background_calls: true,
+        ..AssembleOptions::default()
     });
     assert_eq!(
         weather_on_chat.parameters()["properties"]["act_summary"]["type"],
@@ -210,8 +213,34 @@ fn the_assembler_injects_framework_fields_and_the_action_enum() {
 
     let background = weather::descriptor(AssembleOptions {
         background_calls: false,
+        ..AssembleOptions::default()
     });
     assert!(background.parameters()["properties"].get("async").is_none());
+}
+
+#[test]
+fn fields_explained_once_keep_their_types_and_the_note_says_what_they_are() {
+    let explained_once = AssembleOptions {
+        background_calls: true,
+        fields_explained_once: true,
+    };
+    let properties = weather::descriptor(explained_once).parameters()["properties"].clone();
+    assert_eq!(properties["act_summary"], json!({ "type": "string" }));
+    assert_eq!(properties["async"], json!({ "type": "boolean" }));
+    // The note carries each sentence a schema would have carried.
+    let explained_each_time = weather::descriptor(AssembleOptions {
+        background_calls: true,
+        ..AssembleOptions::default()
+    });
+    let note = framework_fields_note(explained_once);
+    for field in ["act_summary", "async"] {
+        let sentence = explained_each_time.parameters()["properties"][field]["description"]
+            .as_str()
+            .unwrap();
+        assert!(note.contains(&format!("`{field}`")), "{note}");
+        assert!(note.contains(sentence), "{note} lacks {sentence}");
+    }
+    assert!(!framework_fields_note(AssembleOptions::default()).contains("`async`"));
 }
 
 #[test]

@@ -29,6 +29,17 @@ async fn full_lists_every_discoverable_ability_sorted_with_hints() {
     assert!(lookup.input_schema["properties"].get("order_id").is_some());
     assert!(lookup.input_schema["properties"].get("async").is_none());
     assert!(tools[0].output_schema.is_none());
+    // `act_summary` is named in each schema and explained once, in the
+    // server's instructions, rather than in each of many listed tools.
+    assert_eq!(
+        lookup.input_schema["properties"]["act_summary"],
+        json!({ "type": "string" })
+    );
+    let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
+    assert!(
+        instructions.contains("`act_summary` (string): A short line shown to the user"),
+        "{instructions}"
+    );
 
     // Another connection sees the same bytes.
     let again = connect(&server)

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::McpServer;
 use super::approval::AskedAbout;
-use super::catalog::CALL_PROXY;
+use super::catalog::{CALL_PROXY, fields_note};
 use crate::{
     Channel, ToolCall, ToolResult, Turn, dispatch::Dispatched, dispatch::remote::RemoteApproval,
     dispatch::trace::RemoteParent, envelope::render_envelope, result::Body, turn::ProgressSink,
@@ -47,7 +47,7 @@ impl ServerHandler for McpServer {
                 self.shared.name.clone(),
                 self.shared.version.clone(),
             ))
-            .with_instructions(instructions)
+            .with_instructions(format!("{instructions} {}", fields_note()))
     }
 
     fn list_tools(

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::{
     AbilityEntry, Channel, Effect, Registry, contracts::OutputSchemas, descriptor::AssembleOptions,
-    descriptor::assemble, dispatch::ExternalTool,
+    descriptor::assemble, descriptor::framework_fields_note, dispatch::ExternalTool,
 };
 
 /// The name of the call proxy in `on_demand` mode.
@@ -22,13 +22,32 @@ pub(crate) struct Listed {
     pub(crate) structured: bool,
 }
 
+/// How a listing assembles abilities: the external channel's fields, each
+/// explained once in the server's instructions ([`fields_note`]) rather
+/// than in every listed schema.
+pub(crate) fn listing_options() -> AssembleOptions {
+    AssembleOptions {
+        fields_explained_once: true,
+        ..AssembleOptions::for_channel(Channel::External)
+    }
+}
+
+/// The sentence the server's instructions carry for the framework fields
+/// the listed schemas name without explaining.
+pub(crate) fn fields_note() -> String {
+    framework_fields_note(listing_options())
+}
+
 /// The MCP tool of a chalie ability, as the external channel sees it.
 pub(crate) fn ability_tool(entry: &AbilityEntry, outputs: &OutputSchemas) -> Listed {
-    let descriptor = assemble(entry, AssembleOptions::for_channel(Channel::External));
+    let descriptor = assemble(entry, listing_options());
     let annotations = annotations(descriptor.effect());
+    // Borrowed texts: every `tools/list` clones each tool, and an owned
+    // name and description would be two allocations per tool per listing.
+    let (name, description) = descriptor.texts();
     let mut tool = Tool::new(
-        descriptor.name().to_owned(),
-        descriptor.description().to_owned(),
+        name,
+        description,
         Arc::new(as_object(descriptor.parameters().clone())),
     )
     .with_annotations(annotations);
