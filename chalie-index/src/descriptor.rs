@@ -33,7 +33,8 @@ pub enum Source {
 /// the fields they set: `Descriptor { name, summary, discoverable: true, ..Default::default() }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Descriptor {
-    /// Snake-case name, unique within its source.
+    /// Snake-case name, unique within its source; a skill an MCP server serves is
+    /// `server__skill`.
     pub name: String,
     /// The model-facing description.
     pub summary: String,
@@ -98,23 +99,34 @@ pub fn normalise_name(raw: &str) -> String {
 #[cfg(feature = "engine")] // used by the build alone
 /// Checks the name rule chalie-core enforces at compile time, so data from other sources
 /// (a catalog file, a playbook) cannot smuggle in a name a tool API would reject.
+/// A skill an MCP server serves is named `server__skill`, as `find_skills` returns it and as
+/// the server's tools are addressed: each side of the `__` follows the rule, and the whole
+/// name the length limit.
 pub(crate) fn validate(descriptor: &Descriptor) -> Result<(), IndexError> {
     let name = &descriptor.name;
     let invalid = |reason: &str| IndexError::InvalidDescriptor {
         name: name.clone(),
         reason: reason.to_owned(),
     };
-    match chalie_rules::name_problem(name) {
-        None => {}
-        Some(chalie_rules::NameProblem::Empty | chalie_rules::NameProblem::TooLong(_)) => {
-            return Err(invalid(&format!(
-                "names are 1 to {MAX_NAME_LEN} characters"
-            )));
+    let parts: Vec<&str> = match (&descriptor.source, name.split_once("__")) {
+        (Source::Skill, Some((server, skill))) if name.len() <= MAX_NAME_LEN => {
+            vec![server, skill]
         }
-        Some(_) => {
-            return Err(invalid(
-                "names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$`",
-            ));
+        _ => vec![name.as_str()],
+    };
+    for part in parts {
+        match chalie_rules::name_problem(part) {
+            None => {}
+            Some(chalie_rules::NameProblem::Empty | chalie_rules::NameProblem::TooLong(_)) => {
+                return Err(invalid(&format!(
+                    "names are 1 to {MAX_NAME_LEN} characters"
+                )));
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "names are snake_case: `^[a-z][a-z0-9]*(_[a-z0-9]+)*$` (a server's skill: `server__skill`, each side so)",
+                ));
+            }
         }
     }
     if descriptor.summary.trim().is_empty() {
@@ -292,6 +304,23 @@ mod tests {
             summary: "Gets the weather for a city.".into(),
             ..Descriptor::default()
         }
+    }
+
+    /// A server's skill is `server__skill`, each side by the rule; a local
+    /// ability never has the `__`, and a skill's whole name keeps the limit.
+    #[test]
+    fn a_servers_skill_is_named_by_its_server_and_the_rule() {
+        let skill = |name: &str| Descriptor {
+            source: Source::Skill,
+            ..named(name)
+        };
+        assert!(validate(&skill("packing__pack_for_rain")).is_ok());
+        assert!(validate(&skill("pack_for_rain")).is_ok());
+        for bad in ["packing__Pack", "__pack", "packing__", "a__b__c"] {
+            assert!(validate(&skill(bad)).is_err(), "{bad}");
+        }
+        assert!(validate(&skill(&format!("s__{}", "a".repeat(MAX_NAME_LEN)))).is_err());
+        assert!(validate(&named("packing__pack_for_rain")).is_err());
     }
 
     /// The index accepts exactly the names `#[ability]` accepts: one rule,

@@ -1,5 +1,6 @@
-//! The MCP servers a program connects (feature `mcp`), seen by the index: their tools'
-//! descriptors read by the rule [`catalog::parse_external`] applies to an exported file. One
+//! The MCP servers a program connects (feature `mcp`), seen by the index: their tools' and
+//! skills' descriptors read by the rule [`catalog::parse_external`] applies to an exported
+//! file. One
 //! step for `cargo xtask index`, which indexes the servers `chalie.toml` configures, and for
 //! the program that connects the same servers and checks its index holds exactly their tools.
 //!
@@ -26,7 +27,8 @@ use crate::catalog::{self, CatalogError};
 pub struct Connected {
     /// One source per server, in the configuration's order.
     pub sources: Vec<McpSource>,
-    /// Every tool of every server, as the index holds it (`server__tool`).
+    /// Every tool of every server, as the index holds it (`server__tool`), and every skill
+    /// a server offers (SEP-2640, `server__skill`), which `find_skills` returns.
     pub descriptors: Vec<Descriptor>,
 }
 
@@ -48,9 +50,11 @@ pub enum ServersError {
     Catalog(#[from] CatalogError),
 }
 
-/// Connects every server of `servers` (reporting to `events`), lists its tools and reads
-/// their descriptors; `origin` names the configuration in errors. The first server that
-/// cannot be reached stops it, with its name and the error.
+/// Connects every server of `servers` (reporting to `events`), lists its tools and skills
+/// and reads their descriptors; `origin` names the configuration in errors. The first server
+/// that cannot be reached, or whose skills cannot be read, stops it, with its name and the
+/// error: an index built without them would answer `find_skills` differently from the
+/// servers it is checked against.
 pub async fn connect(
     servers: &McpConfig,
     events: Option<EventSink>,
@@ -62,7 +66,17 @@ pub async fn connect(
             origin: origin.to_owned(),
             error,
         })?;
-    let values: Vec<_> = sources.iter().flat_map(McpSource::descriptors).collect();
+    let mut values: Vec<_> = sources.iter().flat_map(McpSource::descriptors).collect();
+    for source in &sources {
+        let skills = source
+            .skill_descriptors()
+            .await
+            .map_err(|error| ServersError::Source {
+                origin: origin.to_owned(),
+                error,
+            })?;
+        values.extend(skills);
+    }
     let descriptors = catalog::parse_external(&values, origin)?;
     Ok(Connected {
         sources,

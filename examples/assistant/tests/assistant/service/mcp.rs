@@ -5,7 +5,8 @@
 //! finds the server's tool with `find_tools` and calls it; once the policy
 //! denies it, nothing reaches the server (which logs every call it gets).
 //! A server that cannot be reached, or an index without its tools, stops
-//! the start with the fix.
+//! the start with the fix. A server's skills (SEP-2640) are indexed with its
+//! tools, and `find_skills` hands the model their playbooks.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -290,6 +291,83 @@ async fn a_configured_server_is_found_called_and_gated_like_an_ability() {
 
     // A graceful stop closes the connection: the server's process ends.
     assert!(service.terminate(), "the service did not stop cleanly");
+}
+
+/// A chalie MCP server over streamable HTTP that serves one skill and no
+/// tools, as another team's server would.
+async fn skills_server() -> chalie_core::mcp::HttpServer {
+    use chalie_core::mcp::{Exposure, McpServer, ServedSkill};
+    let registry = chalie_core::Registry::from_entries(Vec::new()).unwrap();
+    let dispatcher = chalie_core::Dispatcher::builder(registry).build();
+    McpServer::builder(std::sync::Arc::new(dispatcher))
+        .exposure(Exposure::Full)
+        .skills([ServedSkill::new(
+            "pack_for_rain",
+            "Packs a bag for a rainy trip: umbrella, boots and a coat.",
+            "1. Check the forecast for the trip's days.\n2. Pack the umbrella first.\n",
+        )])
+        .build()
+        .unwrap()
+        .serve_http(([127, 0, 0, 1], 0).into())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_servers_skills_are_indexed_and_found_by_find_skills() {
+    let work = Workdir::new();
+    let server = skills_server().await;
+    let config = config(
+        &work,
+        "chalie",
+        &format!(
+            "\n[[mcp.servers]]\nname = \"packing\"\nurl = {:?}\n",
+            server.url()
+        ),
+    );
+    let index = index(&work, &config, "index");
+    let (url, received) = serve(vec![
+        openai_tool_call_with_id(
+            "skill_find",
+            "find_skills",
+            &json!({ "query": ["packing__pack_for_rain"] }),
+        ),
+        openai_text("Umbrella first."),
+    ])
+    .await;
+    let service = Service::start(
+        &work,
+        &[
+            "--model-url",
+            &format!("{url}/v1"),
+            "--model",
+            "local-model",
+            "--config",
+            config.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let base = service.base.clone();
+    let session = open_session(&base, ALICE, "approval").await;
+    let (_, mut stream) = send(&base, ALICE, &session, "I'm off to Bergen, what do I pack").await;
+    let events = stream.until("run.settlement.completed").await;
+    let completed = event(&events, "tool.completed", "find_skills");
+    assert_eq!(completed["success"], true, "{completed}");
+    {
+        let received = received.lock().unwrap();
+        let result = tool_result(&received[1].1, "skill_find");
+        // The server's playbook, as it served it, without its frontmatter.
+        assert!(
+            result.contains("packing__pack_for_rain")
+                && result.contains("Pack the umbrella first."),
+            "{result}"
+        );
+        assert!(!result.contains("name: \"pack-for-rain\""), "{result}");
+    }
+    assert!(service.terminate(), "the service did not stop cleanly");
+    server.shutdown().await.unwrap();
 }
 
 #[test]
