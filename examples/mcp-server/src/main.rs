@@ -10,7 +10,7 @@
 //! streamable HTTP at `http://ADDR/mcp`; `on_demand` by default (the
 //! always-on core and the `call_tool` proxy). `--external` adds the tools
 //! of the MCP servers a config file lists, as `server__tool`;
-//! `--export-tools` writes their descriptors for `cargo xtask index
+//! `--export-tools` writes their tools' and skills' descriptors for `cargo xtask index
 //! --external FILE.json` and exits. The servers `chalie.toml` configures
 //! (`[[mcp.servers]]`) are connected too; `cargo xtask index` connects and
 //! indexes them itself, so they are never exported.
@@ -175,13 +175,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 );
             }
             descriptors.extend(source.descriptors());
+            // Its skills too, which `cargo xtask index --external` indexes
+            // for `find_skills`.
+            descriptors.extend(source.skill_descriptors().await?);
             sources.push(Arc::new(source));
         }
     }
     if let Some(path) = &options.export {
         std::fs::write(path, serde_json::to_string_pretty(&descriptors)?)?;
         eprintln!(
-            "mcp-server: {} tool descriptors written to {}",
+            "mcp-server: {} tool and skill descriptors written to {}",
             descriptors.len(),
             path.display()
         );

@@ -223,3 +223,74 @@ fn a_damaged_cache_stops_the_rebuild_and_never_the_prebuilt_index() {
     assert!(text.contains(path(&cache_file)), "names the cache: {text}");
     assert!(text.contains("`cargo xtask index`"), "{text}");
 }
+
+/// `--export-tools` writes a server's skills beside its tools, and an index
+/// built on that export holds each as a `server__skill` playbook, the way
+/// `cargo xtask index --external` reads it.
+#[test]
+fn the_export_carries_a_servers_skills_into_the_index() {
+    use chalie_core::mcp::{Exposure, McpServer, ServedSkill};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let http = runtime.block_on(async {
+        let registry = chalie_core::Registry::from_entries(Vec::new()).unwrap();
+        let dispatcher = chalie_core::Dispatcher::builder(registry).build();
+        McpServer::builder(std::sync::Arc::new(dispatcher))
+            .exposure(Exposure::Full)
+            .skills([ServedSkill::new(
+                "pack_for_rain",
+                "Packs a bag for a rainy trip: umbrella, boots and a coat.",
+                "1. Check the forecast.\n2. Pack the umbrella first.\n",
+            )])
+            .build()
+            .unwrap()
+            .serve_http(([127, 0, 0, 1], 0).into())
+            .await
+            .unwrap()
+    });
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("servers.toml");
+    std::fs::write(
+        &config,
+        format!("[servers.packing]\nurl = {:?}\n", http.url()),
+    )
+    .unwrap();
+    let export = work.path().join("tools.json");
+    let output = server(&["--external", path(&config), "--export-tools", path(&export)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let exported: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(
+        exported,
+        serde_json::json!([{
+            "server": "packing",
+            "name": "packing__pack_for_rain",
+            "description": "Packs a bag for a rainy trip: umbrella, boots and a coat.",
+            "playbook": "1. Check the forecast.\n2. Pack the umbrella first.\n",
+        }])
+    );
+
+    let external = chalie_index::catalog::read_external(&export).unwrap();
+    let (index, cache) = (work.path().join("index"), work.path().join("cache"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let model_dir = chalie_index::MiniLm::default_dir(&root);
+    let profiles = assistant::Profiles::workspace(chalie_core::registry().unwrap()).unwrap();
+    prepare(&DemoPaths {
+        model_dir: &model_dir,
+        index_dir: &index,
+        mode: IndexMode::Rebuild { cache_dir: &cache },
+        external: &external,
+        profile: &profiles.everyday,
+    })
+    .unwrap();
+    let embedder = std::sync::Arc::new(chalie_index::MiniLm::load(&model_dir).unwrap());
+    let opened = chalie_index::Index::open(&index, embedder).unwrap();
+    let skill = opened
+        .skills()
+        .find(|(name, _, _)| *name == "packing__pack_for_rain")
+        .unwrap_or_else(|| panic!("not indexed: {:?}", opened.skills().collect::<Vec<_>>()));
+    assert_eq!(
+        skill.2,
+        "1. Check the forecast.\n2. Pack the umbrella first.\n"
+    );
+    runtime.block_on(http.shutdown()).unwrap();
+}
