@@ -1,5 +1,6 @@
 //! Serves the example assistant over MCP: its abilities, its discovery
-//! index (`find_tools`, `find_skills`) and its sample data.
+//! index (`find_tools`, `find_skills`), its playbooks as MCP skills
+//! (`skills/list`, `skill://NAME/SKILL.md`) and its sample data.
 //!
 //! ```text
 //! mcp-server [--mode on_demand|full] [--http ADDR] [--external CONFIG.toml] [--export-tools FILE.json]
@@ -38,7 +39,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use assistant::IndexMode;
-use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource};
+use chalie_core::mcp::{Exposure, McpConfig, McpServer, McpSource, ServedSkill};
 use chalie_core::turn::Principal;
 use chalie_core::{
     Channel, Dispatcher, contracts::ChalieConfig, dispatch::ChannelTools, dispatch::ExternalTools,
@@ -277,8 +278,22 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     // The server serves one local user: the sample user, whose calendar and
     // tasks the sample host holds; their memory is theirs alone.
+    // The index's playbooks, served as MCP skills (SEP-2640) for a host to
+    // load: the same text `find_skills` returns, read from the same index.
+    let skills: Vec<ServedSkill> = host
+        .discovery
+        .as_ref()
+        .and_then(|discovery| discovery.index().ok())
+        .map(|index| {
+            index
+                .skills()
+                .map(|(name, summary, playbook)| ServedSkill::new(name, summary, playbook))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut server = McpServer::builder(Arc::new(dispatcher.build()))
         .exposure(exposure)
+        .skills(skills)
         .principal(Principal::new(assistant::SAMPLE_USER));
     for source in sources {
         server = server.external_tools(source);

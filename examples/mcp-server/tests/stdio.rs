@@ -148,3 +148,35 @@ async fn on_demand_mode_lists_the_core_the_pinned_and_the_proxy() {
     assert!(called.envelope.contains("Cloudy"), "{}", called.envelope);
     source.disconnect().await;
 }
+
+/// The index's playbooks are served as MCP skills, and chalie's own client
+/// reads them back checked against their digests: the text `find_skills`
+/// returns, under the server's prefix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_assistants_playbooks_are_served_as_skills() {
+    let source = spawn("on_demand").await;
+    let skills = source.skill_descriptors().await.unwrap();
+    let names: Vec<&str> = skills
+        .iter()
+        .map(|skill| skill["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "demo__plan_a_trip",
+            "demo__research_a_topic",
+            "demo__weekly_review"
+        ]
+    );
+    let file = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assistant/skills/weekly_review.md"),
+    )
+    .unwrap();
+    let playbook = skills[2]["playbook"].as_str().unwrap();
+    assert!(!playbook.trim().is_empty());
+    // The body of the playbook file, without its front matter.
+    assert!(file.trim_end().ends_with(playbook.trim_end()), "{playbook}");
+    assert!(!playbook.starts_with("---"), "{playbook}");
+    source.disconnect().await;
+}
