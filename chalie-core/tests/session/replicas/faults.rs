@@ -1,9 +1,12 @@
-//! Faults: connections the server drops are replaced, and a decision
-//! announced while a replica was not listening still reaches it.
+//! Faults: connections the server drops are replaced, and a decision or a
+//! policy change announced while a replica was not listening still reaches
+//! it.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use chalie_core::Channel;
+use chalie_core::dispatch::Setting;
 use chalie_core::session::{Event, Reply, ScriptedModel};
 use serde_json::json;
 
@@ -57,4 +60,31 @@ async fn a_run_survives_its_connections_dropping_mid_run() {
         content: "Deleted task 5.".into()
     }));
     assert_eq!(done(session), ["delete:5"]);
+}
+
+/// A deny kept through A while B's listener is cut (a restart, a failover)
+/// is announced to nobody; B reads the kept changes again once it listens
+/// again, so it gates its next call without a restart of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deny_made_while_a_replica_was_not_listening_still_reaches_it() {
+    let url = fresh_database().await;
+    let a = replica(&url, Arc::new(ScriptedModel::new([])));
+    let b = replica(&url, Arc::new(ScriptedModel::new([])));
+    assert_eq!(
+        b.dispatcher().policy().get(Channel::Chat, "lookup"),
+        Setting::Allow
+    );
+
+    assert!(drop_connections(&url).await >= 2);
+    // At once, before B's listener is back: its notification goes nowhere.
+    a.set_policy(Channel::Chat, "lookup", Setting::Deny)
+        .unwrap();
+    let changed = Instant::now();
+    while b.dispatcher().policy().get(Channel::Chat, "lookup") != Setting::Deny {
+        assert!(
+            changed.elapsed() < Duration::from_secs(5),
+            "B still allows `lookup` 5 s after A denied it while B was not listening"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
