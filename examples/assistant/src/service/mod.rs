@@ -15,8 +15,8 @@
 //! `admin = true` may change the policy (`PUT /ai/policy`). Every session
 //! belongs to the user who opened it: another user's session, run,
 //! approval or plan is refused with nothing run. Logs and spans go to
-//! stderr, filtered by `RUST_LOG` (`info` by default, e.g.
-//! `RUST_LOG=chalie_core=debug,info`); with `--otlp URL` (or
+//! stderr, filtered by `RUST_LOG` in `EnvFilter` syntax (`info` by default,
+//! e.g. `RUST_LOG=chalie_core=debug,info`); with `--otlp URL` (or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`) the spans also go to that OpenTelemetry
 //! collector over OTLP/HTTP ([`telemetry`]). SIGTERM or Ctrl-C stops the
 //! service: runs stop where they are, pending approvals and plans stay in

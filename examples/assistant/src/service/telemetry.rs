@@ -1,4 +1,4 @@
-//! Logs and spans: to stderr, filtered by `RUST_LOG`; and with `--otlp URL`
+//! Logs and spans: to stderr, filtered by `RUST_LOG` ([`log_filter`]); and with `--otlp URL`
 //! (or `OTEL_EXPORTER_OTLP_ENDPOINT`) the same spans, runs (`invoke_agent`),
 //! model requests and tool calls (`execute_tool <tool>`), to an
 //! OpenTelemetry collector over OTLP/HTTP with protobuf bodies, under the
@@ -55,18 +55,27 @@ impl Telemetry {
     }
 }
 
+/// What `RUST_LOG` lets through, in tracing-subscriber's `EnvFilter` syntax
+/// (targets, levels, span and field directives); `info` without it. A
+/// directive it cannot read stops the start rather than being dropped, so
+/// a typo never silences the logs someone asked for.
+pub fn log_filter(rust_log: Option<&str>) -> Result<tracing_subscriber::EnvFilter, String> {
+    tracing_subscriber::EnvFilter::builder()
+        .parse(rust_log.unwrap_or("info"))
+        .map_err(|error| {
+            format!(
+                "RUST_LOG: {error}; e.g. RUST_LOG=info, RUST_LOG=chalie_core=debug,info or RUST_LOG='info,chalie_core[execute_tool]=debug'"
+            )
+        })
+}
+
 /// Installs the log subscriber, filtered by `RUST_LOG` (`info` without
 /// it), and with `otlp` (a collector's base URL, named by `flag`: `--otlp`
 /// or [`OTLP_ENV`]) the span exporter beside it.
 pub fn init(otlp: Option<(&str, &str)>) -> Result<Telemetry, String> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    let filter: tracing_subscriber::filter::Targets = std::env::var("RUST_LOG")
-        .unwrap_or_else(|_| "info".to_owned())
-        .parse()
-        .map_err(|error| {
-            format!("RUST_LOG: {error}; e.g. RUST_LOG=info or RUST_LOG=chalie_core=debug,info")
-        })?;
+    let filter = log_filter(std::env::var("RUST_LOG").ok().as_deref())?;
     // The URL is checked before anything is installed: a typo stops the
     // service at start, not at its first export.
     let provider = match otlp {
@@ -149,7 +158,7 @@ pub fn traces_endpoint(flag: &str, url: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::traces_endpoint;
+    use super::{log_filter, traces_endpoint};
 
     #[test]
     fn a_base_url_gets_the_traces_path() {
@@ -186,6 +195,29 @@ mod tests {
                 error.contains("e.g. --otlp http://127.0.0.1:4318"),
                 "{error}"
             );
+        }
+    }
+
+    #[test]
+    fn rust_log_reads_the_usual_syntax_and_refuses_a_typo() {
+        // What a user of any tracing program writes: levels, targets, span
+        // and field directives.
+        for directives in [
+            "info",
+            "chalie_core=debug,info",
+            "info,chalie_core[execute_tool]=debug",
+            "warn,[invoke_agent{gen_ai.agent.name=assistant}]=trace",
+        ] {
+            assert!(log_filter(Some(directives)).is_ok(), "{directives}");
+        }
+        assert_eq!(
+            log_filter(None).map(|filter| filter.to_string()).as_deref(),
+            Ok("info")
+        );
+        for typo in ["chalie_core=loud", "info,[unclosed=debug"] {
+            let error = log_filter(Some(typo)).expect_err(typo);
+            assert!(error.starts_with("RUST_LOG: "), "{error}");
+            assert!(error.contains("e.g. RUST_LOG=info"), "{error}");
         }
     }
 }
