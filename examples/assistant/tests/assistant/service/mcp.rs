@@ -105,6 +105,25 @@ fn index(work: &Workdir, config: &Path, name: &str) -> PathBuf {
     out
 }
 
+/// `assistant serve` on the model server at `url`, with `config` and the
+/// index built for it.
+fn start(work: &Workdir, url: &str, config: &Path, index: &Path) -> Service {
+    Service::start(
+        work,
+        &[
+            "--model-url",
+            &format!("{url}/v1"),
+            "--model",
+            "local-model",
+            "--config",
+            config.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+        ],
+        &[],
+    )
+}
+
 /// What the calls log holds: one line per call the server ran.
 fn calls(work: &Workdir) -> Vec<String> {
     std::fs::read_to_string(work.path("calls.log"))
@@ -218,20 +237,7 @@ async fn a_configured_server_is_found_called_and_gated_like_an_ability() {
     let mut replies = forecast_turn("first", "Sunny in Rome.");
     replies.extend(forecast_turn("second", "I may not look it up."));
     let (url, received) = serve(replies).await;
-    let service = Service::start(
-        &work,
-        &[
-            "--model-url",
-            &format!("{url}/v1"),
-            "--model",
-            "local-model",
-            "--config",
-            config.to_str().unwrap(),
-            "--index",
-            index.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let service = start(&work, &url, &config, &index);
     let base = service.base.clone();
     // Indexing connected the server and listed its tools; it ran nothing.
     assert!(calls(&work).is_empty(), "{:?}", calls(&work));
@@ -335,20 +341,7 @@ async fn a_configured_servers_skills_are_indexed_and_found_by_find_skills() {
         openai_text("Umbrella first."),
     ])
     .await;
-    let service = Service::start(
-        &work,
-        &[
-            "--model-url",
-            &format!("{url}/v1"),
-            "--model",
-            "local-model",
-            "--config",
-            config.to_str().unwrap(),
-            "--index",
-            index.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let service = start(&work, &url, &config, &index);
     let base = service.base.clone();
     let session = open_session(&base, ALICE, "approval").await;
     let (_, mut stream) = send(&base, ALICE, &session, "I'm off to Bergen, what do I pack").await;
@@ -423,20 +416,7 @@ async fn a_server_the_profile_does_not_list_is_neither_found_nor_called() {
     let config = config(&work, "chalie", &server);
     let index = index(&work, &config, "index");
     let (url, received) = serve(forecast_turn("only", "Nothing to look it up with.")).await;
-    let service = Service::start(
-        &work,
-        &[
-            "--model-url",
-            &format!("{url}/v1"),
-            "--model",
-            "local-model",
-            "--config",
-            config.to_str().unwrap(),
-            "--index",
-            index.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let service = start(&work, &url, &config, &index);
     let base = service.base.clone();
     // Even allowed by the policy, which gates only what the model reaches.
     set_policy(&base, "allow").await;
